@@ -1,0 +1,43 @@
+"""coflowlab: a research toolkit for coflow scheduling.
+
+The core package holds the data model (:class:`Instance`, :class:`Fabric`), the time models,
+schedules and the one independent verifier. Algorithms live in the subpackages
+``coflowlab.formulations``, ``coflowlab.approximations`` and ``coflowlab.heuristics``; trace
+readers and generators in ``coflowlab.instances``; reports in ``coflowlab.reports``. Solvers and
+plotting are imported lazily, so ``import coflowlab`` stays fast.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .constants import TOL as TOL
+from .exceptions import CoflowlabError as CoflowlabError
+from .exceptions import InfeasibleScheduleError as InfeasibleScheduleError
+from .exceptions import InvalidInstanceError as InvalidInstanceError
+from .exceptions import InvalidScheduleError as InvalidScheduleError
+from .exceptions import ScalingWarning as ScalingWarning
+from .exceptions import SolverError as SolverError
+from .exceptions import SolverNotAvailableError as SolverNotAvailableError
+from .exceptions import TraceFormatError as TraceFormatError
+from .instance import Coflow as Coflow
+from .instance import Fabric as Fabric
+from .instance import Instance as Instance
+from .instance import Units as Units
+from .schedules import FluidSchedule as FluidSchedule
+from .schedules import FluidScheduleBuilder as FluidScheduleBuilder
+from .schedules import Schedule as Schedule
+from .schedules import SlottedSchedule as SlottedSchedule
+from .time_models import TimeModel as TimeModel
+from .verifier import FluidVerifier as FluidVerifier
+from .verifier import VerificationReport as VerificationReport
+from .verifier import Violation as Violation
+from .verifier import ViolationKind as ViolationKind
+from .verifier import verify as verify
+
+FLUID = TimeModel.FLUID
+SLOTTED = TimeModel.SLOTTED
+
+__version__ = "0.1.0"
+
+logging.getLogger("coflowlab").addHandler(logging.NullHandler())

@@ -1,0 +1,804 @@
+"""The one independent verifier of schedules.
+
+Every schedule produced anywhere in coflowlab (formulations, approximations, simulated
+heuristics) is checked here, from its records alone:
+
+- port capacity at every segment (fluid) or slot (slotted), on ingress and egress;
+- conservation: every flow gets exactly its size, no more, no less;
+- release times: nothing is sent before a flow's release;
+- dependencies: a coflow sends nothing before the coflows it depends on complete;
+- the completion times the algorithm reported match those of the schedule;
+- slotted model only: whole units per slot and integral sizes.
+
+Completion times, and every metric derived from them, come from this verification and never
+from an algorithm's own bookkeeping. Tolerances are documented in :mod:`coflowlab.constants`.
+
+The fluid check streams over the records in chunks of whole time groups
+(:class:`FluidVerifier`), each chunk vectorized, so a simulator can feed records as it
+produces them instead of keeping them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
+
+from .constants import TOL
+from .exceptions import InfeasibleScheduleError, InvalidScheduleError
+from .instance import Instance
+from .schedules import FluidSchedule, Schedule, SlottedSchedule
+from .time_models import TimeModel
+
+__all__ = [
+    "FluidVerifier",
+    "VerificationReport",
+    "Violation",
+    "ViolationKind",
+    "verify",
+]
+
+CHUNK_RECORDS = 1 << 20
+"""Records per chunk of the streaming fluid check (whole time groups are kept together)."""
+
+
+class ViolationKind(StrEnum):
+    """Kinds of violation the verifier reports."""
+
+    CAPACITY = "capacity"
+    """A port carries more than its capacity over an interval (or in a slot)."""
+    UNDER_SENT = "under_sent"
+    """A flow received less than its size."""
+    OVER_SENT = "over_sent"
+    """A flow received more than its size."""
+    NEVER_STOPS = "never_stops"
+    """A flow keeps a positive rate after the last record, so it sends without end."""
+    EARLY = "early"
+    """A flow sends before its release time."""
+    NEGATIVE = "negative"
+    """A negative rate or amount."""
+    DEPENDENCY = "dependency"
+    """A coflow sends before a coflow it depends on has completed."""
+    COMPLETION_MISMATCH = "completion_mismatch"
+    """A reported completion time differs from the schedule's."""
+    NON_INTEGRAL = "non_integral"
+    """Slotted model: a fractional amount in a slot, or a fractional flow size."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One violation, located as precisely as the kind allows.
+
+    Attributes
+    ----------
+    kind
+        What is violated.
+    message
+        A sentence naming the port, flow, coflow, interval and amount.
+    port
+        Port index (``0..m-1``) for capacity violations, else ``None``.
+    side
+        ``"ingress"`` or ``"egress"`` for capacity violations, else ``None``.
+    flow, coflow
+        The flow and coflow concerned, where there is one.
+    start, end
+        The time interval (fluid) or slot interval ``[s - 1, s)`` (slotted) concerned.
+    amount
+        The size of the violation: excess rate, missing or extra data, or time difference.
+    """
+
+    kind: ViolationKind
+    message: str
+    port: int | None = None
+    side: str | None = None
+    flow: int | None = None
+    coflow: int | None = None
+    start: float | None = None
+    end: float | None = None
+    amount: float | None = None
+
+
+@dataclass(frozen=True)
+class VerificationReport:
+    """What the verifier found, and the completion times of the schedule.
+
+    Attributes
+    ----------
+    model
+        The time model of the schedule.
+    violations
+        The violations found (at most ``max_violations`` of each kind are kept).
+    counts
+        The number of violations of each kind found, including those not kept.
+    flow_completion
+        ``(F,)`` the time each flow received its full size (``nan`` if it never did).
+    coflow_completion
+        ``(n,)`` the completion time of each coflow: the largest of its flows'.
+    time_tol
+        The absolute time tolerance used (see :mod:`coflowlab.constants`).
+    """
+
+    model: TimeModel
+    violations: tuple[Violation, ...]
+    counts: dict[str, int]
+    flow_completion: npt.NDArray[np.float64]
+    coflow_completion: npt.NDArray[np.float64]
+    time_tol: float
+    _weights: npt.NDArray[np.float64] = field(repr=False)
+    _releases: npt.NDArray[np.float64] = field(repr=False)
+
+    @property
+    def feasible(self) -> bool:
+        """Whether no violation was found."""
+        return not self.counts
+
+    def __bool__(self) -> bool:
+        return self.feasible
+
+    @property
+    def num_violations(self) -> int:
+        """Total number of violations found, including those not kept."""
+        return sum(self.counts.values())
+
+    @property
+    def cct(self) -> npt.NDArray[np.float64]:
+        """``(n,)`` coflow completion times measured from each coflow's release."""
+        return self.coflow_completion - self._releases
+
+    @property
+    def weighted_completion_time(self) -> float:
+        """The objective ``Σ_j w_j C_j`` of ``specs/theory.md`` §1.1 (completion times)."""
+        return float(np.dot(self._weights, self.coflow_completion))
+
+    @property
+    def weighted_cct(self) -> float:
+        """``Σ_j w_j (C_j - r_j)``: weighted CCT measured from the releases."""
+        return float(np.dot(self._weights, self.cct))
+
+    def raise_if_infeasible(self) -> VerificationReport:
+        """Raises :class:`InfeasibleScheduleError` listing the first violations; else returns
+        the report itself, so calls can be chained."""
+        if self.feasible:
+            return self
+        raise InfeasibleScheduleError(self.summary(limit=5))
+
+    def summary(self, limit: int = 10) -> str:
+        """A short text: feasible, or the counts by kind and the first violations."""
+        if self.feasible:
+            return f"feasible ({self.model} schedule)"
+        kinds = ", ".join(f"{k}: {c}" for k, c in sorted(self.counts.items()))
+        lines = [f"infeasible ({self.model} schedule): {self.num_violations} violations ({kinds})"]
+        lines += [f"  - {v.message}" for v in self.violations[:limit]]
+        if len(self.violations) > limit:
+            lines.append(f"  ... and {self.num_violations - limit} more")
+        return "\n".join(lines)
+
+
+class _Collector:
+    """Keeps at most ``cap`` violations of each kind, and counts all of them."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.kept: list[Violation] = []
+        self.counts: Counter[str] = Counter()
+
+    def room(self, kind: ViolationKind) -> int:
+        return max(0, self.cap - self.counts[kind.value])
+
+    def add_many(self, kind: ViolationKind, count: int, make: list[Violation]) -> None:
+        self.kept.extend(make[: self.room(kind)])
+        self.counts[kind.value] += count
+
+
+_SIDES = ("ingress", "egress")
+
+
+def _num(x: float) -> str:
+    """A number as Python would print it (no ``np.float64(...)`` wrapper)."""
+    return repr(float(x))
+
+
+def _port_name(p: int, m: int) -> tuple[int, str]:
+    return (p, _SIDES[0]) if p < m else (p - m, _SIDES[1])
+
+
+class FluidVerifier:
+    """Streaming check of a fluid schedule: feed records in time order, then finish.
+
+    Parameters
+    ----------
+    instance
+        The instance the records are for.
+    tol
+        Relative tolerance (see :mod:`coflowlab.constants`).
+    horizon
+        The largest time the schedule will reach; it sets the absolute time tolerance.
+        :func:`verify` passes the schedule's; a simulator feeding records as it goes passes
+        an upper bound (or its final time, if known).
+    max_violations
+        How many violations of each kind to keep (all are counted).
+
+    Notes
+    -----
+    :meth:`feed` takes chunks whose times are non-decreasing across calls and which contain
+    whole time groups: all records at one time must arrive in one call.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        *,
+        tol: float = TOL,
+        horizon: float = 0.0,
+        max_violations: int = 100,
+    ) -> None:
+        inst = instance
+        self.inst = inst
+        self.tol = tol
+        m = inst.num_ports
+        scale = max(1.0, abs(horizon), float(inst.flow_release.max(initial=0.0)))
+        self.time_tol = tol * scale
+        self.port_cap = inst.fabric.port_capacity
+        self.flow_cap = np.minimum(
+            inst.fabric.ingress_capacity[inst.flow_src],  # type: ignore[index]
+            inst.fabric.egress_capacity[inst.flow_dst],  # type: ignore[index]
+        )
+        self.byte_tol = tol * inst.flow_size + self.flow_cap * self.time_tol
+        self.rate_tol = tol * self.flow_cap
+        nf = inst.num_flows
+        self.rate = np.zeros(nf)
+        self.since = np.zeros(nf)
+        self.sent = np.zeros(nf)
+        self.done_at = np.full(nf, np.nan)
+        self.first_send = np.full(nf, np.inf)
+        self.usage = np.zeros(2 * m)
+        self.pending: dict[int, tuple[float, float]] = {}  # port -> (start, excess)
+        self.last_time = -np.inf
+        self.out = _Collector(max_violations)
+        self._finished = False
+
+    # ---------------------------------------------------------------- per chunk
+    def feed(self, time: npt.ArrayLike, flow: npt.ArrayLike, rate: npt.ArrayLike) -> None:
+        """Checks one chunk of records (non-decreasing times, whole time groups)."""
+        t = np.asarray(time, dtype=float)
+        f = np.asarray(flow, dtype=np.int64)
+        r = np.asarray(rate, dtype=float)
+        if t.size == 0:
+            return
+        if t[0] < self.last_time or np.any(np.diff(t) < 0):
+            raise InvalidScheduleError("FluidVerifier.feed: record times must not decrease")
+        if t[0] == self.last_time:
+            raise InvalidScheduleError(
+                "FluidVerifier.feed: a time group was split across two chunks"
+            )
+        self.last_time = float(t[-1])
+        inst, tol = self.inst, self.tol
+
+        # For each flow, its records in time order; of several at one time, the last wins.
+        order = np.argsort(f, kind="stable")
+        fs, ts, rs = f[order], t[order], r[order]
+        keep = np.ones(len(fs), dtype=bool)
+        keep[:-1] = (fs[1:] != fs[:-1]) | (ts[1:] != ts[:-1])
+        fs, ts, rs = fs[keep], ts[keep], rs[keep]
+        first = np.ones(len(fs), dtype=bool)
+        first[1:] = fs[1:] != fs[:-1]
+        prev_rate = np.where(first, self.rate[fs], np.roll(rs, 1))
+        prev_time = np.where(first, self.since[fs], np.roll(ts, 1))
+
+        negative = np.flatnonzero(rs < -tol * self.flow_cap[fs])
+        if negative.size:
+            self.out.add_many(
+                ViolationKind.NEGATIVE,
+                negative.size,
+                [
+                    Violation(
+                        ViolationKind.NEGATIVE,
+                        f"coflow {int(inst.flow_coflow[fs[i]])}, flow {int(fs[i])}: negative "
+                        f"rate {_num(rs[i])} from t={_num(ts[i])}",
+                        flow=int(fs[i]),
+                        coflow=int(inst.flow_coflow[fs[i]]),
+                        start=float(ts[i]),
+                        amount=float(rs[i]),
+                    )
+                    for i in negative[: self.out.room(ViolationKind.NEGATIVE)]
+                ],
+            )
+
+        # closed segments [prev_time, ts) at prev_rate
+        sending = prev_rate != 0
+        seg = np.where(sending, prev_rate * (ts - np.where(sending, prev_time, ts)), 0.0)
+        self._check_release(fs, ts, prev_time, prev_rate)
+        active = prev_rate > self.rate_tol[fs]
+        np.minimum.at(self.first_send, fs[active], prev_time[active])
+
+        csum = np.cumsum(seg)
+        group_start = np.maximum.accumulate(np.where(first, np.arange(len(fs)), 0))
+        before_chunk = np.concatenate([[0.0], csum])[group_start]
+        sent_after = self.sent[fs] + (csum - before_chunk)
+        sent_before = sent_after - seg
+        target = inst.flow_size[fs] - self.byte_tol[fs]
+        crossing = (
+            np.isnan(self.done_at[fs]) & (sent_after >= target) & (sent_before < target) & sending
+        )
+        if crossing.any():
+            idx = np.flatnonzero(crossing)
+            need = np.maximum(inst.flow_size[fs[idx]] - sent_before[idx], 0.0)
+            tc = np.minimum(prev_time[idx] + need / prev_rate[idx], ts[idx])
+            tc = np.maximum(tc, prev_time[idx])
+            np.fmin.at(self.done_at, fs[idx], tc)
+
+        last = np.ones(len(fs), dtype=bool)
+        last[:-1] = fs[1:] != fs[:-1]
+        self.sent[fs[last]] = sent_after[last]
+        self.rate[fs[last]] = rs[last]
+        self.since[fs[last]] = ts[last]
+
+        self._check_capacity(fs, ts, rs - prev_rate)
+
+    def _check_release(
+        self, fs: np.ndarray, ts: np.ndarray, prev_time: np.ndarray, prev_rate: np.ndarray
+    ) -> None:
+        inst = self.inst
+        release = inst.flow_release[fs]
+        early_len = np.minimum(ts, release) - prev_time
+        early_bytes = np.where(prev_rate > 0, prev_rate * np.maximum(early_len, 0.0), 0.0)
+        bad = np.flatnonzero(
+            (early_bytes > self.byte_tol[fs]) & (prev_time < release - self.time_tol)
+        )
+        if not bad.size:
+            return
+        kind = ViolationKind.EARLY
+        self.out.add_many(
+            kind,
+            bad.size,
+            [
+                Violation(
+                    kind,
+                    f"coflow {int(inst.flow_coflow[fs[i]])}, flow {int(fs[i])}: sends "
+                    f"{early_bytes[i]:.6g} before its release {_num(release[i])} "
+                    f"(rate {_num(prev_rate[i])} from t={_num(prev_time[i])})",
+                    flow=int(fs[i]),
+                    coflow=int(inst.flow_coflow[fs[i]]),
+                    start=float(prev_time[i]),
+                    end=float(min(ts[i], release[i])),
+                    amount=float(early_bytes[i]),
+                )
+                for i in bad[: self.out.room(kind)]
+            ],
+        )
+
+    def _check_capacity(self, fs: np.ndarray, ts: np.ndarray, delta: np.ndarray) -> None:
+        inst, m = self.inst, self.inst.num_ports
+        ports = np.concatenate([inst.flow_src[fs], inst.flow_dst[fs] + m])
+        times = np.concatenate([ts, ts])
+        deltas = np.concatenate([delta, delta])
+        order = np.lexsort((times, ports))
+        ports, times, deltas = ports[order], times[order], deltas[order]
+        csum = np.cumsum(deltas)
+        first = np.ones(len(ports), dtype=bool)
+        first[1:] = ports[1:] != ports[:-1]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(ports)), 0))
+        usage = self.usage[ports] + csum - np.concatenate([[0.0], csum])[start]
+        # usage on [t, next change of that port) is the value after the last delta at t
+        group_end = np.ones(len(ports), dtype=bool)
+        group_end[:-1] = (ports[1:] != ports[:-1]) | (times[1:] != times[:-1])
+        gp, gt, gu = ports[group_end], times[group_end], usage[group_end]
+        port_first = np.ones(len(gp), dtype=bool)
+        port_first[1:] = gp[1:] != gp[:-1]
+        # close intervals left open by the previous chunk
+        for i in np.flatnonzero(port_first):
+            p = int(gp[i])
+            if p in self.pending:
+                s, excess = self.pending.pop(p)
+                self._capacity_violation(p, s, float(gt[i]), excess)
+        next_t = np.where(np.roll(port_first, -1), np.inf, np.roll(gt, -1))
+        excess = gu - self.port_cap[gp]
+        over = np.flatnonzero(excess > self.tol * self.port_cap[gp])
+        for i in over:
+            p = int(gp[i])
+            if math.isinf(next_t[i]):
+                self.pending[p] = (float(gt[i]), float(excess[i]))
+            else:
+                self._capacity_violation(p, float(gt[i]), float(next_t[i]), float(excess[i]))
+        # re-derive usage exactly from the current rates, so rounding never accumulates
+        self.usage = np.concatenate(
+            [
+                np.bincount(inst.flow_src, weights=self.rate, minlength=m),
+                np.bincount(inst.flow_dst, weights=self.rate, minlength=m),
+            ]
+        )
+
+    def _capacity_violation(self, p: int, start: float, end: float, excess: float) -> None:
+        if end - start <= self.time_tol:
+            return  # within the time tolerance: moves at most capacity * time_tol extra
+        kind = ViolationKind.CAPACITY
+        port, side = _port_name(p, self.inst.num_ports)
+        cap = float(self.port_cap[p])
+        self.out.add_many(
+            kind,
+            1,
+            [
+                Violation(
+                    kind,
+                    f"{side} port {port}: carries {cap + excess:.9g} > capacity {cap:.9g} "
+                    f"(excess {excess:.6g}) on [{_num(start)}, {_num(end)})",
+                    port=port,
+                    side=side,
+                    start=start,
+                    end=end,
+                    amount=excess,
+                )
+            ],
+        )
+
+    # ---------------------------------------------------------------- end
+    def finish(self, reported: npt.ArrayLike | None = None) -> VerificationReport:
+        """Closes the stream and returns the report; ``reported`` are claimed completions."""
+        if self._finished:
+            raise InvalidScheduleError("FluidVerifier.finish: already finished")
+        self._finished = True
+        inst = self.inst
+        for p, (s, excess) in sorted(self.pending.items()):
+            self._capacity_violation(p, s, math.inf, excess)
+        open_ended = np.flatnonzero(self.rate > self.rate_tol)
+        if open_ended.size:
+            kind = ViolationKind.NEVER_STOPS
+            self.out.add_many(
+                kind,
+                open_ended.size,
+                [
+                    Violation(
+                        kind,
+                        f"coflow {int(inst.flow_coflow[e])}, flow {int(e)}: keeps rate "
+                        f"{_num(self.rate[e])} after its last record at t={_num(self.since[e])}",
+                        flow=int(e),
+                        coflow=int(inst.flow_coflow[e]),
+                        start=float(self.since[e]),
+                        end=math.inf,
+                        amount=float(self.rate[e]),
+                    )
+                    for e in open_ended[: self.out.room(kind)]
+                ],
+            )
+            # the flow still completes inside its open segment, if it was short of its size
+            e = open_ended[np.isnan(self.done_at[open_ended])]
+            need = np.maximum(inst.flow_size[e] - self.sent[e], 0.0)
+            self.done_at[e] = self.since[e] + need / self.rate[e]
+            self.sent[open_ended] = np.inf
+        _check_conservation(inst, self.sent, self.byte_tol, self.out)
+        return _finish_report(
+            inst,
+            TimeModel.FLUID,
+            self.done_at,
+            self.first_send,
+            reported,
+            self.time_tol,
+            self.out,
+        )
+
+
+def _check_conservation(
+    inst: Instance, sent: np.ndarray, byte_tol: np.ndarray, out: _Collector
+) -> None:
+    size = inst.flow_size
+    for kind, bad, word in (
+        (ViolationKind.UNDER_SENT, np.flatnonzero(sent < size - byte_tol), "missing"),
+        (
+            ViolationKind.OVER_SENT,
+            np.flatnonzero((sent > size + byte_tol) & np.isfinite(sent)),
+            "extra",
+        ),
+    ):
+        if bad.size:
+            out.add_many(
+                kind,
+                bad.size,
+                [
+                    Violation(
+                        kind,
+                        f"coflow {int(inst.flow_coflow[e])}, flow {int(e)}: received "
+                        f"{sent[e]:.9g} of size {size[e]:.9g} "
+                        f"({word} {abs(sent[e] - size[e]):.6g})",
+                        flow=int(e),
+                        coflow=int(inst.flow_coflow[e]),
+                        amount=float(sent[e] - size[e]),
+                    )
+                    for e in bad[: out.room(kind)]
+                ],
+            )
+
+
+def _finish_report(
+    inst: Instance,
+    model: TimeModel,
+    done_at: np.ndarray,
+    first_send: np.ndarray,
+    reported: npt.ArrayLike | None,
+    time_tol: float,
+    out: _Collector,
+) -> VerificationReport:
+    n = inst.num_coflows
+    incomplete = np.bincount(inst.flow_coflow, weights=np.isnan(done_at), minlength=n) > 0
+    completion = np.full(n, -np.inf)
+    np.maximum.at(completion, inst.flow_coflow, np.nan_to_num(done_at, nan=-np.inf))
+    completion[incomplete] = np.nan
+    start = np.full(n, np.inf)
+    np.minimum.at(start, inst.flow_coflow, first_send)
+
+    for a, b in inst.dependencies:
+        ca = completion[a]
+        if start[b] < np.inf and (np.isnan(ca) or start[b] < ca - time_tol):
+            kind = ViolationKind.DEPENDENCY
+            out.add_many(
+                kind,
+                1,
+                [
+                    Violation(
+                        kind,
+                        f"coflow {int(b)} starts sending at t={_num(start[b])} before coflow "
+                        f"{int(a)}, which it depends on, completes (t={_num(ca)})",
+                        coflow=int(b),
+                        start=float(start[b]),
+                        end=float(ca),
+                        amount=float(ca - start[b]) if not np.isnan(ca) else math.inf,
+                    )
+                ],
+            )
+
+    if reported is not None:
+        claim = np.asarray(reported, dtype=float)
+        if claim.shape != (n,):
+            raise InvalidScheduleError(
+                f"reported completion times have shape {claim.shape}, expected ({n},)"
+            )
+        both_nan = np.isnan(claim) & np.isnan(completion)
+        diff = np.abs(claim - completion)
+        bad = np.flatnonzero(~both_nan & ~(diff <= time_tol))
+        kind = ViolationKind.COMPLETION_MISMATCH
+        if bad.size:
+            out.add_many(
+                kind,
+                bad.size,
+                [
+                    Violation(
+                        kind,
+                        f"coflow {int(k)}: reported completion {_num(claim[k])} but the schedule "
+                        f"completes it at {_num(completion[k])}",
+                        coflow=int(k),
+                        amount=float(claim[k] - completion[k]),
+                    )
+                    for k in bad[: out.room(kind)]
+                ],
+            )
+    done_at.setflags(write=False)
+    completion.setflags(write=False)
+    return VerificationReport(
+        model=model,
+        violations=tuple(out.kept),
+        counts=dict(out.counts),
+        flow_completion=done_at,
+        coflow_completion=completion,
+        time_tol=time_tol,
+        _weights=inst.coflow_weight,
+        _releases=inst.coflow_release,
+    )
+
+
+def _verify_fluid(
+    inst: Instance, sched: FluidSchedule, tol: float, max_violations: int
+) -> VerificationReport:
+    checker = FluidVerifier(inst, tol=tol, horizon=sched.horizon, max_violations=max_violations)
+    t, n = sched.time, sched.num_records
+    lo = 0
+    while lo < n:
+        hi = min(lo + CHUNK_RECORDS, n)
+        if hi < n:  # cut before the time group that straddles the boundary
+            cut = int(np.searchsorted(t, t[hi], side="left"))
+            hi = cut if cut > lo else int(np.searchsorted(t, t[hi], side="right"))
+        checker.feed(t[lo:hi], sched.flow[lo:hi], sched.rate[lo:hi])
+        lo = hi
+    return checker.finish(sched.completion)
+
+
+def _verify_slotted(
+    inst: Instance, sched: SlottedSchedule, tol: float, max_violations: int
+) -> VerificationReport:
+    out = _Collector(max_violations)
+    m = inst.num_ports
+    s, f, a = sched.slot, sched.flow, sched.amount
+    time_tol = tol * max(1.0, float(sched.horizon), float(inst.flow_release.max(initial=0.0)))
+    size = inst.flow_size
+
+    frac_size = np.flatnonzero(np.abs(size - np.round(size)) > tol * np.maximum(size, 1.0))
+    frac_amount = np.flatnonzero(np.abs(a - np.round(a)) > tol * np.maximum(np.abs(a), 1.0))
+    kind = ViolationKind.NON_INTEGRAL
+    if frac_size.size:
+        out.add_many(
+            kind,
+            frac_size.size,
+            [
+                Violation(
+                    kind,
+                    f"coflow {int(inst.flow_coflow[e])}, flow {int(e)}: size "
+                    f"{_num(size[e])} is not integral (the slotted model needs whole units)",
+                    flow=int(e),
+                    coflow=int(inst.flow_coflow[e]),
+                    amount=float(size[e]),
+                )
+                for e in frac_size[: out.room(kind)]
+            ],
+        )
+    if frac_amount.size:
+        out.add_many(
+            kind,
+            frac_amount.size,
+            [
+                Violation(
+                    kind,
+                    f"coflow {int(inst.flow_coflow[f[i]])}, flow {int(f[i])}: sends "
+                    f"{_num(a[i])} units in slot {int(s[i])} (not a whole number)",
+                    flow=int(f[i]),
+                    coflow=int(inst.flow_coflow[f[i]]),
+                    start=float(s[i] - 1),
+                    end=float(s[i]),
+                    amount=float(a[i]),
+                )
+                for i in frac_amount[: out.room(kind)]
+            ],
+        )
+    kind = ViolationKind.NEGATIVE
+    neg = np.flatnonzero(a < 0)
+    if neg.size:
+        out.add_many(
+            kind,
+            neg.size,
+            [
+                Violation(
+                    kind,
+                    f"coflow {int(inst.flow_coflow[f[i]])}, flow {int(f[i])}: negative "
+                    f"amount {_num(a[i])} in slot {int(s[i])}",
+                    flow=int(f[i]),
+                    coflow=int(inst.flow_coflow[f[i]]),
+                    start=float(s[i] - 1),
+                    end=float(s[i]),
+                    amount=float(a[i]),
+                )
+                for i in neg[: out.room(kind)]
+            ],
+        )
+    kind = ViolationKind.EARLY
+    early = np.flatnonzero((a > 0) & (s - 1 < inst.flow_release[f] - time_tol))
+    if early.size:
+        out.add_many(
+            kind,
+            early.size,
+            [
+                Violation(
+                    kind,
+                    f"coflow {int(inst.flow_coflow[f[i]])}, flow {int(f[i])}: sends "
+                    f"{_num(a[i])} in slot {int(s[i])} = [{s[i] - 1}, {s[i]}) before its release "
+                    f"{_num(inst.flow_release[f[i]])}",
+                    flow=int(f[i]),
+                    coflow=int(inst.flow_coflow[f[i]]),
+                    start=float(s[i] - 1),
+                    end=float(s[i]),
+                    amount=float(a[i]),
+                )
+                for i in early[: out.room(kind)]
+            ],
+        )
+
+    # capacity per (port, slot)
+    ports = np.concatenate([inst.flow_src[f], inst.flow_dst[f] + m])
+    slots = np.concatenate([s, s])
+    amounts = np.concatenate([a, a])
+    if ports.size:
+        key = ports * (int(slots.max()) + 1) + slots
+        uniq, inv = np.unique(key, return_inverse=True)
+        load = np.bincount(inv, weights=amounts)
+        up, us = uniq // (int(slots.max()) + 1), uniq % (int(slots.max()) + 1)
+        cap = inst.fabric.port_capacity[up]
+        over = np.flatnonzero(load - cap > tol * cap)
+        kind = ViolationKind.CAPACITY
+        viols = []
+        for i in over[: out.room(kind)]:
+            port, side = _port_name(int(up[i]), m)
+            viols.append(
+                Violation(
+                    kind,
+                    f"{side} port {port}: moves {load[i]:.9g} > capacity {cap[i]:.9g} in "
+                    f"slot {int(us[i])} = [{us[i] - 1}, {us[i]})",
+                    port=port,
+                    side=side,
+                    start=float(us[i] - 1),
+                    end=float(us[i]),
+                    amount=float(load[i] - cap[i]),
+                )
+            )
+        if over.size:
+            out.add_many(kind, over.size, viols)
+
+    # bytes and completion: cumulative per flow in slot order
+    order = np.lexsort((s, f))
+    fs, ss, as_ = f[order], s[order], a[order]
+    sent = np.bincount(fs, weights=as_, minlength=inst.num_flows)
+    byte_tol = tol * size
+    _check_conservation(inst, sent, byte_tol, out)
+    done_at = np.full(inst.num_flows, np.nan)
+    first_send = np.full(inst.num_flows, np.inf)
+    if fs.size:
+        csum = np.cumsum(as_)
+        first = np.ones(len(fs), dtype=bool)
+        first[1:] = fs[1:] != fs[:-1]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(fs)), 0))
+        cum = csum - np.concatenate([[0.0], csum])[start]
+        reached = cum >= size[fs] - byte_tol[fs]
+        np.fmin.at(done_at, fs[reached], ss[reached].astype(float))
+        pos = as_ > 0
+        np.minimum.at(first_send, fs[pos], (ss[pos] - 1).astype(float))
+    return _finish_report(
+        inst, TimeModel.SLOTTED, done_at, first_send, sched.completion, time_tol, out
+    )
+
+
+def verify(
+    instance: Instance,
+    schedule: Schedule,
+    tol: float = TOL,
+    *,
+    max_violations: int = 100,
+) -> VerificationReport:
+    """Checks a schedule against its instance and computes its completion times.
+
+    Parameters
+    ----------
+    instance
+        The instance.
+    schedule
+        A :class:`FluidSchedule` or a :class:`SlottedSchedule`.
+    tol
+        Relative tolerance of every comparison; see :mod:`coflowlab.constants`.
+    max_violations
+        How many violations of each kind to keep in the report (all are counted).
+
+    Returns
+    -------
+    VerificationReport
+        Whether the schedule is feasible, each violation located (port, interval, amount),
+        and the completion times of every flow and coflow.
+
+    Raises
+    ------
+    InvalidScheduleError
+        If the schedule is for a different number of flows.
+
+    Examples
+    --------
+    One flow of size 2 on a unit port, sent at rate 1 from 0 to 2:
+
+    >>> from coflowlab import Instance, FluidSchedule, verify
+    >>> inst = Instance.from_matrices([[[2.0]]])
+    >>> report = verify(inst, FluidSchedule(1, time=[0, 2], flow=[0, 0], rate=[1.0, 0.0]))
+    >>> report.feasible, report.coflow_completion.tolist()
+    (True, [2.0])
+
+    At rate 2 the port is over capacity:
+
+    >>> bad = verify(inst, FluidSchedule(1, time=[0, 1], flow=[0, 0], rate=[2.0, 0.0]))
+    >>> print(bad.violations[0].message)
+    ingress port 0: carries 2 > capacity 1 (excess 1) on [0.0, 1.0)
+    """
+    if schedule.num_flows != instance.num_flows:
+        raise InvalidScheduleError(
+            f"the schedule is for {schedule.num_flows} flows but the instance has "
+            f"{instance.num_flows}"
+        )
+    if isinstance(schedule, FluidSchedule):
+        return _verify_fluid(instance, schedule, tol, max_violations)
+    if isinstance(schedule, SlottedSchedule):
+        return _verify_slotted(instance, schedule, tol, max_violations)
+    raise TypeError(f"verify: expected a FluidSchedule or SlottedSchedule, got {type(schedule)}")
