@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -190,8 +191,40 @@ class _Collector:
         return max(0, self.cap - self.counts[kind.value])
 
     def add_many(self, kind: ViolationKind, count: int, make: list[Violation]) -> None:
-        self.kept.extend(make[: self.room(kind)])
-        self.counts[kind.value] += count
+        if count:
+            self.kept.extend(make[: self.room(kind)])
+            self.counts[kind.value] += count
+
+    def flow_violations(
+        self,
+        inst: Instance,
+        kind: ViolationKind,
+        flows: np.ndarray,
+        text: Callable[[int], str],
+        *,
+        start: np.ndarray | None = None,
+        end: np.ndarray | None = None,
+        amount: np.ndarray | None = None,
+    ) -> None:
+        """One violation per entry ``j`` of ``flows``, located at that flow and its coflow;
+        ``text(j)`` says what is wrong and the optional arrays (aligned with ``flows``) give
+        the interval and amount. Messages are only built for the violations kept."""
+        made = []
+        for j in range(min(len(flows), self.room(kind))):
+            e = int(flows[j])
+            k = int(inst.flow_coflow[e])
+            made.append(
+                Violation(
+                    kind,
+                    f"coflow {k}, flow {e}: {text(j)}",
+                    flow=e,
+                    coflow=k,
+                    start=None if start is None else float(start[j]),
+                    end=None if end is None else float(end[j]),
+                    amount=None if amount is None else float(amount[j]),
+                )
+            )
+        self.add_many(kind, len(flows), made)
 
 
 _SIDES = ("ingress", "egress")
@@ -257,6 +290,7 @@ class FluidVerifier:
         self.first_send = np.full(nf, np.inf)
         self.usage = np.zeros(2 * m)
         self.pending: dict[int, tuple[float, float]] = {}  # port -> (start, excess)
+        self._since_resync = 0
         self.last_time = -np.inf
         self.out = _Collector(max_violations)
         self._finished = False
@@ -289,24 +323,15 @@ class FluidVerifier:
         prev_rate = np.where(first, self.rate[fs], np.roll(rs, 1))
         prev_time = np.where(first, self.since[fs], np.roll(ts, 1))
 
-        negative = np.flatnonzero(rs < -tol * self.flow_cap[fs])
-        if negative.size:
-            self.out.add_many(
-                ViolationKind.NEGATIVE,
-                negative.size,
-                [
-                    Violation(
-                        ViolationKind.NEGATIVE,
-                        f"coflow {int(inst.flow_coflow[fs[i]])}, flow {int(fs[i])}: negative "
-                        f"rate {_num(rs[i])} from t={_num(ts[i])}",
-                        flow=int(fs[i]),
-                        coflow=int(inst.flow_coflow[fs[i]]),
-                        start=float(ts[i]),
-                        amount=float(rs[i]),
-                    )
-                    for i in negative[: self.out.room(ViolationKind.NEGATIVE)]
-                ],
-            )
+        neg = np.flatnonzero(rs < -tol * self.flow_cap[fs])
+        self.out.flow_violations(
+            inst,
+            ViolationKind.NEGATIVE,
+            fs[neg],
+            lambda j: f"negative rate {_num(rs[neg[j]])} from t={_num(ts[neg[j]])}",
+            start=ts[neg],
+            amount=rs[neg],
+        )
 
         # closed segments [prev_time, ts) at prev_rate
         sending = prev_rate != 0
@@ -349,26 +374,17 @@ class FluidVerifier:
         bad = np.flatnonzero(
             (early_bytes > self.byte_tol[fs]) & (prev_time < release - self.time_tol)
         )
-        if not bad.size:
-            return
-        kind = ViolationKind.EARLY
-        self.out.add_many(
-            kind,
-            bad.size,
-            [
-                Violation(
-                    kind,
-                    f"coflow {int(inst.flow_coflow[fs[i]])}, flow {int(fs[i])}: sends "
-                    f"{early_bytes[i]:.6g} before its release {_num(release[i])} "
-                    f"(rate {_num(prev_rate[i])} from t={_num(prev_time[i])})",
-                    flow=int(fs[i]),
-                    coflow=int(inst.flow_coflow[fs[i]]),
-                    start=float(prev_time[i]),
-                    end=float(min(ts[i], release[i])),
-                    amount=float(early_bytes[i]),
-                )
-                for i in bad[: self.out.room(kind)]
-            ],
+        self.out.flow_violations(
+            inst,
+            ViolationKind.EARLY,
+            fs[bad],
+            lambda j: (
+                f"sends {early_bytes[bad[j]]:.6g} before its release {_num(release[bad[j]])} "
+                f"(rate {_num(prev_rate[bad[j]])} from t={_num(prev_time[bad[j]])})"
+            ),
+            start=prev_time[bad],
+            end=np.minimum(ts, release)[bad],
+            amount=early_bytes[bad],
         )
 
     def _check_capacity(self, fs: np.ndarray, ts: np.ndarray, delta: np.ndarray) -> None:
@@ -404,7 +420,15 @@ class FluidVerifier:
                 self.pending[p] = (float(gt[i]), float(excess[i]))
             else:
                 self._capacity_violation(p, float(gt[i]), float(next_t[i]), float(excess[i]))
-        # re-derive usage exactly from the current rates, so rounding never accumulates
+        # keep the running usage, and re-derive it exactly from the current rates now and then,
+        # so rounding never accumulates (exact every CHUNK_RECORDS records fed)
+        last = np.ones(len(ports), dtype=bool)
+        last[:-1] = ports[1:] != ports[:-1]
+        self.usage[ports[last]] = usage[last]
+        self._since_resync += len(fs)
+        if self._since_resync < CHUNK_RECORDS:
+            return
+        self._since_resync = 0
         self.usage = np.concatenate(
             [
                 np.bincount(inst.flow_src, weights=self.rate, minlength=m),
@@ -445,25 +469,19 @@ class FluidVerifier:
         for p, (s, excess) in sorted(self.pending.items()):
             self._capacity_violation(p, s, math.inf, excess)
         open_ended = np.flatnonzero(self.rate > self.rate_tol)
+        self.out.flow_violations(
+            inst,
+            ViolationKind.NEVER_STOPS,
+            open_ended,
+            lambda j: (
+                f"keeps rate {_num(self.rate[open_ended[j]])} after its last record at "
+                f"t={_num(self.since[open_ended[j]])}"
+            ),
+            start=self.since[open_ended],
+            end=np.full(len(open_ended), np.inf),
+            amount=self.rate[open_ended],
+        )
         if open_ended.size:
-            kind = ViolationKind.NEVER_STOPS
-            self.out.add_many(
-                kind,
-                open_ended.size,
-                [
-                    Violation(
-                        kind,
-                        f"coflow {int(inst.flow_coflow[e])}, flow {int(e)}: keeps rate "
-                        f"{_num(self.rate[e])} after its last record at t={_num(self.since[e])}",
-                        flow=int(e),
-                        coflow=int(inst.flow_coflow[e]),
-                        start=float(self.since[e]),
-                        end=math.inf,
-                        amount=float(self.rate[e]),
-                    )
-                    for e in open_ended[: self.out.room(kind)]
-                ],
-            )
             # the flow still completes inside its open segment, if it was short of its size
             e = open_ended[np.isnan(self.done_at[open_ended])]
             need = np.maximum(inst.flow_size[e] - self.sent[e], 0.0)
@@ -485,31 +503,21 @@ def _check_conservation(
     inst: Instance, sent: np.ndarray, byte_tol: np.ndarray, out: _Collector
 ) -> None:
     size = inst.flow_size
+    under = np.flatnonzero(sent < size - byte_tol)
+    over = np.flatnonzero((sent > size + byte_tol) & np.isfinite(sent))
     for kind, bad, word in (
-        (ViolationKind.UNDER_SENT, np.flatnonzero(sent < size - byte_tol), "missing"),
-        (
-            ViolationKind.OVER_SENT,
-            np.flatnonzero((sent > size + byte_tol) & np.isfinite(sent)),
-            "extra",
-        ),
+        (ViolationKind.UNDER_SENT, under, "missing"),
+        (ViolationKind.OVER_SENT, over, "extra"),
     ):
-        if bad.size:
-            out.add_many(
-                kind,
-                bad.size,
-                [
-                    Violation(
-                        kind,
-                        f"coflow {int(inst.flow_coflow[e])}, flow {int(e)}: received "
-                        f"{sent[e]:.9g} of size {size[e]:.9g} "
-                        f"({word} {abs(sent[e] - size[e]):.6g})",
-                        flow=int(e),
-                        coflow=int(inst.flow_coflow[e]),
-                        amount=float(sent[e] - size[e]),
-                    )
-                    for e in bad[: out.room(kind)]
-                ],
+
+        def text(j: int, bad: np.ndarray = bad, word: str = word) -> str:
+            e = bad[j]
+            return (
+                f"received {sent[e]:.9g} of size {size[e]:.9g} "
+                f"({word} {abs(sent[e] - size[e]):.6g})"
             )
+
+        out.flow_violations(inst, kind, bad, text, amount=sent[bad] - size[bad])
 
 
 def _finish_report(
@@ -615,81 +623,39 @@ def _verify_slotted(
 
     frac_size = np.flatnonzero(np.abs(size - np.round(size)) > tol * np.maximum(size, 1.0))
     frac_amount = np.flatnonzero(np.abs(a - np.round(a)) > tol * np.maximum(np.abs(a), 1.0))
-    kind = ViolationKind.NON_INTEGRAL
-    if frac_size.size:
-        out.add_many(
-            kind,
-            frac_size.size,
-            [
-                Violation(
-                    kind,
-                    f"coflow {int(inst.flow_coflow[e])}, flow {int(e)}: size "
-                    f"{_num(size[e])} is not integral (the slotted model needs whole units)",
-                    flow=int(e),
-                    coflow=int(inst.flow_coflow[e]),
-                    amount=float(size[e]),
-                )
-                for e in frac_size[: out.room(kind)]
-            ],
-        )
-    if frac_amount.size:
-        out.add_many(
-            kind,
-            frac_amount.size,
-            [
-                Violation(
-                    kind,
-                    f"coflow {int(inst.flow_coflow[f[i]])}, flow {int(f[i])}: sends "
-                    f"{_num(a[i])} units in slot {int(s[i])} (not a whole number)",
-                    flow=int(f[i]),
-                    coflow=int(inst.flow_coflow[f[i]]),
-                    start=float(s[i] - 1),
-                    end=float(s[i]),
-                    amount=float(a[i]),
-                )
-                for i in frac_amount[: out.room(kind)]
-            ],
-        )
-    kind = ViolationKind.NEGATIVE
+    out.flow_violations(
+        inst,
+        ViolationKind.NON_INTEGRAL,
+        frac_size,
+        lambda j: (
+            f"size {_num(size[frac_size[j]])} is not integral (the slotted model needs "
+            "whole units)"
+        ),
+        amount=size[frac_size],
+    )
+    slot_start, slot_end = (s - 1).astype(float), s.astype(float)
     neg = np.flatnonzero(a < 0)
-    if neg.size:
-        out.add_many(
-            kind,
-            neg.size,
-            [
-                Violation(
-                    kind,
-                    f"coflow {int(inst.flow_coflow[f[i]])}, flow {int(f[i])}: negative "
-                    f"amount {_num(a[i])} in slot {int(s[i])}",
-                    flow=int(f[i]),
-                    coflow=int(inst.flow_coflow[f[i]]),
-                    start=float(s[i] - 1),
-                    end=float(s[i]),
-                    amount=float(a[i]),
-                )
-                for i in neg[: out.room(kind)]
-            ],
-        )
-    kind = ViolationKind.EARLY
     early = np.flatnonzero((a > 0) & (s - 1 < inst.flow_release[f] - time_tol))
-    if early.size:
-        out.add_many(
+    for kind, idx, template in (
+        (ViolationKind.NON_INTEGRAL, frac_amount, "sends {a} units in slot {s} (not whole)"),
+        (ViolationKind.NEGATIVE, neg, "negative amount {a} in slot {s}"),
+        (ViolationKind.EARLY, early, "sends {a} in slot {s} = [{s0}, {s}) before its release {r}"),
+    ):
+
+        def describe(j: int, idx: np.ndarray = idx, template: str = template) -> str:
+            i = idx[j]
+            return template.format(
+                a=_num(a[i]), s=int(s[i]), s0=int(s[i] - 1), r=_num(inst.flow_release[f[i]])
+            )
+
+        out.flow_violations(
+            inst,
             kind,
-            early.size,
-            [
-                Violation(
-                    kind,
-                    f"coflow {int(inst.flow_coflow[f[i]])}, flow {int(f[i])}: sends "
-                    f"{_num(a[i])} in slot {int(s[i])} = [{s[i] - 1}, {s[i]}) before its release "
-                    f"{_num(inst.flow_release[f[i]])}",
-                    flow=int(f[i]),
-                    coflow=int(inst.flow_coflow[f[i]]),
-                    start=float(s[i] - 1),
-                    end=float(s[i]),
-                    amount=float(a[i]),
-                )
-                for i in early[: out.room(kind)]
-            ],
+            f[idx],
+            describe,
+            start=slot_start[idx],
+            end=slot_end[idx],
+            amount=a[idx],
         )
 
     # capacity per (port, slot)

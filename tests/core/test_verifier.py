@@ -356,3 +356,21 @@ def test_malformed_slotted_schedule_raises():
     """Tests that slot numbers below 1 are refused."""
     with pytest.raises(cl.InvalidScheduleError, match="slot 0"):
         SlottedSchedule(1, slot=[0], flow=[0], amount=[1])
+
+
+def test_feeding_event_by_event_matches_whole_verification():
+    """Tests that a simulator-style stream (one call per event) gives verify()'s report."""
+    rng = np.random.default_rng(11)
+    inst = Instance.from_matrices([rng.integers(0, 3, size=(3, 3)) + np.eye(3) for _ in range(3)])
+    sched = sequential_schedule(inst, rng.permutation(inst.num_flows))
+    rate = sched.rate.copy()
+    rate[np.flatnonzero(rate > 0)[2]] *= 1.5  # one capacity and one bytes violation
+    sched = FluidSchedule(inst.num_flows, sched.time, sched.flow, rate)
+    checker = cl.FluidVerifier(inst, horizon=sched.horizon)
+    for t in np.unique(sched.time):
+        at = sched.time == t
+        checker.feed(sched.time[at], sched.flow[at], sched.rate[at])
+    streamed = checker.finish()
+    whole = verify(inst, sched)
+    assert streamed.counts == whole.counts and streamed.counts
+    assert_equal(streamed.flow_completion, whole.flow_completion)
