@@ -210,7 +210,8 @@ class FluidScheduleBuilder:
     """Collects rate changes event by event, cheaply, then builds a :class:`FluidSchedule`.
 
     Simulators call :meth:`set_rates` once per event with the flows whose rate changed.
-    Records are kept in NumPy chunks, never as per-record Python objects.
+    Records go into NumPy buffers that grow by doubling, never into per-record Python objects,
+    so a million events cost little more than the records themselves.
 
     Examples
     --------
@@ -221,12 +222,16 @@ class FluidScheduleBuilder:
     4
     """
 
-    def __init__(self, num_flows: int) -> None:
+    def __init__(self, num_flows: int, capacity: int = 1024) -> None:
         self.num_flows = int(num_flows)
-        self._times: list[np.ndarray] = []
-        self._flows: list[np.ndarray] = []
-        self._rates: list[np.ndarray] = []
+        self._time = np.empty(capacity)
+        self._flow = np.empty(capacity, dtype=np.int64)
+        self._rate = np.empty(capacity)
+        self._size = 0
         self._last_time = -np.inf
+
+    def __len__(self) -> int:
+        return self._size
 
     def set_rates(self, time: float, flows: npt.ArrayLike, rates: npt.ArrayLike) -> None:
         """Records that from ``time`` on, each of ``flows`` sends at its ``rates`` entry."""
@@ -234,27 +239,37 @@ class FluidScheduleBuilder:
             raise InvalidScheduleError(
                 f"set_rates: time {time!r} is before the previous event {self._last_time!r}"
             )
-        f = np.asarray(flows, dtype=np.int64).ravel()
-        r = np.broadcast_to(np.asarray(rates, dtype=float), f.shape).copy()
         self._last_time = time
-        if f.size:
-            self._times.append(np.full(f.size, time, dtype=float))
-            self._flows.append(f)
-            self._rates.append(r)
+        f = np.asarray(flows, dtype=np.int64).ravel()
+        k = f.size
+        if not k:
+            return
+        end = self._size + k
+        if end > len(self._time):
+            grow = max(end, 2 * len(self._time))
+            for name in ("_time", "_flow", "_rate"):
+                old = getattr(self, name)
+                new = np.empty(grow, dtype=old.dtype)
+                new[: self._size] = old[: self._size]
+                setattr(self, name, new)
+        self._time[self._size : end] = time
+        self._flow[self._size : end] = f
+        self._rate[self._size : end] = rates
+        self._size = end
+
+    def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Views of the records so far: times, flows and rates (not copies)."""
+        n = self._size
+        return self._time[:n], self._flow[:n], self._rate[:n]
+
+    def clear(self) -> None:
+        """Forgets the records so far (after a streaming consumer has taken them)."""
+        self._size = 0
 
     def build(self, *, completion: npt.ArrayLike | None = None) -> FluidSchedule:
         """Returns the schedule of every recorded change."""
-        if not self._times:
-            return FluidSchedule(
-                self.num_flows, [], np.zeros(0, dtype=np.int64), [], completion=completion
-            )
-        return FluidSchedule(
-            self.num_flows,
-            np.concatenate(self._times),
-            np.concatenate(self._flows),
-            np.concatenate(self._rates),
-            completion=completion,
-        )
+        t, f, r = self.records()
+        return FluidSchedule(self.num_flows, t, f, r, completion=completion)
 
 
 class SlottedSchedule:

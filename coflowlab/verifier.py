@@ -250,8 +250,8 @@ class FluidVerifier:
         Relative tolerance (see :mod:`coflowlab.constants`).
     horizon
         The largest time the schedule will reach; it sets the absolute time tolerance.
-        :func:`verify` passes the schedule's; a simulator feeding records as it goes passes
-        an upper bound (or its final time, if known).
+        :func:`verify` passes the schedule's. ``None`` (for records fed as they are produced)
+        lets the tolerance follow the largest time fed so far.
     max_violations
         How many violations of each kind to keep (all are counted).
 
@@ -266,22 +266,22 @@ class FluidVerifier:
         instance: Instance,
         *,
         tol: float = TOL,
-        horizon: float = 0.0,
+        horizon: float | None = 0.0,
         max_violations: int = 100,
     ) -> None:
         inst = instance
         self.inst = inst
         self.tol = tol
         m = inst.num_ports
-        scale = max(1.0, abs(horizon), float(inst.flow_release.max(initial=0.0)))
-        self.time_tol = tol * scale
         self.port_cap = inst.fabric.port_capacity
         self.flow_cap = np.minimum(
             inst.fabric.ingress_capacity[inst.flow_src],  # type: ignore[index]
             inst.fabric.egress_capacity[inst.flow_dst],  # type: ignore[index]
         )
-        self.byte_tol = tol * inst.flow_size + self.flow_cap * self.time_tol
         self.rate_tol = tol * self.flow_cap
+        self._adaptive = horizon is None
+        self.time_tol = 0.0
+        self._set_time_scale(0.0 if horizon is None else abs(horizon))
         nf = inst.num_flows
         self.rate = np.zeros(nf)
         self.since = np.zeros(nf)
@@ -294,6 +294,12 @@ class FluidVerifier:
         self.last_time = -np.inf
         self.out = _Collector(max_violations)
         self._finished = False
+
+    def _set_time_scale(self, horizon: float) -> None:
+        scale = max(1.0, horizon, float(self.inst.flow_release.max(initial=0.0)))
+        if self.tol * scale > self.time_tol:
+            self.time_tol = self.tol * scale
+            self.byte_tol = self.tol * self.inst.flow_size + self.flow_cap * self.time_tol
 
     # ---------------------------------------------------------------- per chunk
     def feed(self, time: npt.ArrayLike, flow: npt.ArrayLike, rate: npt.ArrayLike) -> None:
@@ -310,6 +316,8 @@ class FluidVerifier:
                 "FluidVerifier.feed: a time group was split across two chunks"
             )
         self.last_time = float(t[-1])
+        if self._adaptive:
+            self._set_time_scale(abs(self.last_time))
         inst, tol = self.inst, self.tol
 
         # For each flow, its records in time order; of several at one time, the last wins.

@@ -1,1 +1,13 @@
-"""placeholder"""
+"""Online heuristics for the event-driven simulator (:func:`coflowlab.simulate`).
+
+Every policy is registered by name in :data:`POLICIES` (:mod:`.registry`); build one with
+:func:`make_policy`. Modules: :mod:`.fair` (per-flow fairness), :mod:`.baselines` (per-flow
+priority, Baraat's FIFO-LM), :mod:`.varys` (Varys and its orderings, deadline mode),
+:mod:`.aalo` (Aalo's D-CLAS), :mod:`.coflowsim` (the CoflowSim-compatible time model).
+"""
+
+from .fair import FairSharing as FairSharing
+from .registry import POLICIES as POLICIES
+from .registry import PolicyEntry as PolicyEntry
+from .registry import make_policy as make_policy
+from .registry import policy_names as policy_names

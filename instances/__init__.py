@@ -32,6 +32,7 @@ from .generators import poisson_releases as poisson_releases
 from .generators import single_port as single_port
 from .generators import uniform as uniform
 from .io import FORMATS as FORMATS
+from .io import atomic_write_text as atomic_write_text
 from .io import detect_format as detect_format
 from .io import read_instance as read_instance
 from .io import read_json as read_json

@@ -22,7 +22,7 @@ from coflowlab.instance import Fabric, Instance, Units
 
 from .io import (
     PathLike,
-    _atomic_write_text,
+    atomic_write_text,
     _check_capacity,
     _check_writable,
     _content_lines,
@@ -361,7 +361,7 @@ def write_benchmark(instance: Instance, path: PathLike) -> None:
     4 1
     1 0 2 0 2 1 3:4.0
     """
-    _atomic_write_text(path, format_benchmark(instance))
+    atomic_write_text(path, format_benchmark(instance))
 
 
 def find_fb_trace() -> Path | None:

@@ -32,6 +32,7 @@ from coflowlab.instance import Instance
 
 __all__ = [
     "FORMATS",
+    "atomic_write_text",
     "detect_format",
     "read_instance",
     "read_json",
@@ -137,8 +138,9 @@ def _read_text(path: PathLike) -> str:
         ) from None
 
 
-def _atomic_write_text(path: PathLike, text: str) -> None:
-    """Writes ``text`` to ``path`` through a temporary file in the same folder."""
+def atomic_write_text(path: PathLike, text: str) -> None:
+    """Writes ``text`` to ``path`` through a temporary file in the same folder, so that a
+    failure leaves nothing half-written."""
     target = Path(path)
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -293,7 +295,7 @@ def write_json(instance: Instance, path: PathLike) -> None:
     ...     json.loads((Path(d) / "one.json").read_text())["flows"]["size"]
     [1.0]
     """
-    _atomic_write_text(path, instance.to_json() + "\n")
+    atomic_write_text(path, instance.to_json() + "\n")
 
 
 # ---------------------------------------------------------------------- dispatch

@@ -20,7 +20,7 @@ from coflowlab.instance import Fabric, Instance, Units
 from .io import (
     _INT,
     PathLike,
-    _atomic_write_text,
+    atomic_write_text,
     _check_capacity,
     _check_writable,
     _content_lines,
@@ -311,4 +311,4 @@ def write_sincronia(instance: Instance, path: PathLike) -> None:
     4 1
     0 0 2 1 2 0 1 4 0 2 4
     """
-    _atomic_write_text(path, format_sincronia(instance))
+    atomic_write_text(path, format_sincronia(instance))

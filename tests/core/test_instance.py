@@ -248,14 +248,14 @@ def test_from_matrices_rejects_bad_matrices():
 
 
 def test_import_is_lazy():
-    """Tests that importing coflowlab loads neither solvers, scipy, networkx nor matplotlib."""
+    """Tests that importing coflowlab loads no solver, scipy, networkx, matplotlib or numba."""
     import subprocess
     import sys
 
     code = (
         "import sys, coflowlab; "
-        "print(','.join(m for m in ('scipy', 'networkx', 'matplotlib', 'highspy', 'pulp') "
-        "if m in sys.modules))"
+        "heavy = ('scipy', 'networkx', 'matplotlib', 'highspy', 'pulp', 'numba'); "
+        "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

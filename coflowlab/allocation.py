@@ -1,0 +1,388 @@
+"""Rate-allocation primitives shared by every online heuristic and by Sincronia.
+
+All functions work on *compact* arrays describing a set of flows (for example the active flows
+of a simulation): ``src[i]`` and ``dst[i]`` are flow ``i``'s ingress and egress ports, and the
+residual capacities ``cap_in`` / ``cap_out`` are per port. They return one rate per flow and
+never exceed a residual capacity (up to floating-point rounding).
+
+- :func:`max_min_fair`: per-flow (weighted) max-min fairness by progressive filling; what
+  TCP approximates (Chowdhury's thesis §5, "per-flow fairness", L1137).
+- :func:`priority_greedy`: strict priority; in the given order each flow takes
+  ``min(residual ingress, residual egress)`` (``specs/theory.md`` §1.4 F5; Sincronia's GREEDY).
+- :func:`madd`: MADD, Minimum Allocation for Desired Duration (thesis Ch. 4 §4.5.3, Eq. 4.1,
+  Pseudocode 1 lines 1–12): coflows in order, each flow at ``remaining / Γ`` where Γ is the
+  coflow's effective bottleneck against the capacities left by the coflows before it.
+- :func:`backfill`: work conservation; tops up existing rates greedily in a given order.
+
+The sequential loops are compiled with numba (imported on first use, so ``import coflowlab``
+stays fast); each kernel is O(flows + ports²) at most.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["backfill", "effective_bottleneck", "madd", "max_min_fair", "priority_greedy"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@cache
+def _kernels() -> dict[str, Any]:
+    """Compiles the numba kernels on first use (cached on disk between runs)."""
+    from numba import njit
+
+    @njit(cache=True)
+    def greedy(order, src, dst, res_in, res_out, rates, demand):  # pragma: no cover - numba
+        for k in range(order.shape[0]):
+            i = order[k]
+            s = src[i]
+            d = dst[i]
+            x = res_in[s]
+            if res_out[d] < x:
+                x = res_out[d]
+            if demand[i] < x:
+                x = demand[i]
+            if x > 0.0:
+                rates[i] += x
+                res_in[s] -= x
+                res_out[d] -= x
+        return rates
+
+    @njit(cache=True)
+    def maxmin(src, dst, cap_in, cap_out, weight, demand, by_demand):  # pragma: no cover
+        # Progressive filling. Each port's fill level (residual capacity / weight of its
+        # unfrozen flows) is kept up to date; every round freezes the flows of the port with
+        # the lowest level, or the flow that reaches its demand first. O(flows + ports²).
+        n = src.shape[0]
+        m = cap_in.shape[0]
+        P = 2 * m
+        rates = np.zeros(n)
+        res = np.empty(P)
+        res[:m] = cap_in
+        res[m:] = cap_out
+        wsum = np.zeros(P)
+        count = np.zeros(P, dtype=np.int64)
+        for i in range(n):
+            wsum[src[i]] += weight[i]
+            wsum[m + dst[i]] += weight[i]
+            count[src[i]] += 1
+            count[m + dst[i]] += 1
+        ptr = np.zeros(P + 1, dtype=np.int64)
+        for p in range(P):
+            ptr[p + 1] = ptr[p] + count[p]
+        fill = ptr[:-1].copy()
+        members = np.empty(2 * n, dtype=np.int64)
+        for i in range(n):
+            members[fill[src[i]]] = i
+            fill[src[i]] += 1
+            members[fill[m + dst[i]]] = i
+            fill[m + dst[i]] += 1
+        level = np.full(P, np.inf)
+        for p in range(P):
+            if count[p] > 0:
+                level[p] = res[p] / wsum[p]
+        frozen = np.zeros(n, dtype=np.bool_)
+        dlev = demand / weight
+        nd = by_demand.shape[0]
+        dp = 0
+        left = n
+        while left > 0:
+            bp = -1
+            best = np.inf
+            for p in range(P):
+                if level[p] < best:
+                    best = level[p]
+                    bp = p
+            while dp < nd and frozen[by_demand[dp]]:
+                dp += 1
+            demand_first = dp < nd and dlev[by_demand[dp]] <= best
+            if not demand_first and bp < 0:
+                break
+            if demand_first:
+                lo = dp
+                hi = dp + 1
+                lev = -1.0
+            else:
+                lo = ptr[bp]
+                hi = ptr[bp + 1]
+                lev = best if best > 0.0 else 0.0
+            for k in range(lo, hi):
+                i = by_demand[k] if demand_first else members[k]
+                if frozen[i]:
+                    continue
+                r = demand[i] if demand_first else weight[i] * lev
+                frozen[i] = True
+                rates[i] = r
+                left -= 1
+                a = src[i]
+                b = m + dst[i]
+                res[a] -= r
+                res[b] -= r
+                wsum[a] -= weight[i]
+                wsum[b] -= weight[i]
+                count[a] -= 1
+                count[b] -= 1
+                level[a] = res[a] / wsum[a] if count[a] > 0 else np.inf
+                level[b] = res[b] / wsum[b] if count[b] > 0 else np.inf
+            if not demand_first:
+                level[bp] = np.inf
+                res[bp] = 0.0
+        return rates
+
+    @njit(cache=True)
+    def madd_kernel(ptr, flows, remaining, src, dst, res_in, res_out, rates, gammas, tau):
+        # pragma: no cover - numba
+        m = res_in.shape[0]
+        load_in = np.zeros(m)
+        load_out = np.zeros(m)
+        for c in range(ptr.shape[0] - 1):
+            lo = ptr[c]
+            hi = ptr[c + 1]
+            gamma = 0.0
+            for k in range(lo, hi):
+                i = flows[k]
+                load_in[src[i]] += remaining[i]
+                load_out[dst[i]] += remaining[i]
+            for k in range(lo, hi):
+                i = flows[k]
+                for load, res, p in ((load_in, res_in, src[i]), (load_out, res_out, dst[i])):
+                    if load[p] > 0.0:
+                        if res[p] <= 0.0:
+                            gamma = np.inf
+                        else:
+                            g = load[p] / res[p]
+                            if g > gamma:
+                                gamma = g
+            for k in range(lo, hi):
+                i = flows[k]
+                load_in[src[i]] = 0.0
+                load_out[dst[i]] = 0.0
+            t = gamma
+            if tau[c] > 0.0:  # a desired duration (deadline mode) instead of Γ
+                t = tau[c] if tau[c] >= gamma else np.inf
+            gammas[c] = gamma
+            if not np.isfinite(t) or t <= 0.0:
+                continue
+            for k in range(lo, hi):
+                i = flows[k]
+                r = remaining[i] / t
+                rates[i] = r
+                res_in[src[i]] -= r
+                res_out[dst[i]] -= r
+            for k in range(lo, hi):
+                i = flows[k]
+                if res_in[src[i]] < 0.0:
+                    res_in[src[i]] = 0.0
+                if res_out[dst[i]] < 0.0:
+                    res_out[dst[i]] = 0.0
+        return rates
+
+    return {"greedy": greedy, "maxmin": maxmin, "madd": madd_kernel}
+
+
+def _ports(src: npt.ArrayLike, dst: npt.ArrayLike) -> tuple[IntArray, IntArray]:
+    return np.ascontiguousarray(src, dtype=np.int64), np.ascontiguousarray(dst, dtype=np.int64)
+
+
+def _caps(cap: npt.ArrayLike, m: int | None = None) -> FloatArray:
+    arr = np.array(cap, dtype=np.float64)  # a copy: kernels consume it
+    return arr if m is None else np.broadcast_to(arr, (m,)).copy()
+
+
+def max_min_fair(
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    cap_in: npt.ArrayLike,
+    cap_out: npt.ArrayLike,
+    *,
+    weight: npt.ArrayLike | None = None,
+    demand: npt.ArrayLike | None = None,
+) -> FloatArray:
+    """Per-flow weighted max-min fair rates, by progressive filling.
+
+    Every flow's rate rises in proportion to its weight until one of its two ports is full
+    (or it reaches its demand); then it is frozen and the others keep rising.
+
+    Parameters
+    ----------
+    src, dst
+        Ingress and egress port of each flow.
+    cap_in, cap_out
+        Residual capacity of each ingress and egress port.
+    weight
+        Positive weight of each flow (default 1: plain max-min).
+    demand
+        Largest rate each flow can use (default unlimited).
+
+    Returns
+    -------
+    numpy.ndarray
+        The rate of each flow.
+
+    Examples
+    --------
+    Thesis Fig. 3.2 at t = 0: every flow gets 1/3 (the egress ports carry three flows each).
+
+    >>> max_min_fair([0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1], [1, 1, 1], [1, 1, 1]).round(4)
+    array([0.3333, 0.3333, 0.3333, 0.3333, 0.3333, 0.3333])
+
+    A flow limited elsewhere leaves the rest to its neighbours:
+
+    >>> max_min_fair([0, 1], [0, 0], [1, 0.25], [1]).tolist()
+    [0.75, 0.25]
+    """
+    s, d = _ports(src, dst)
+    n = len(s)
+    if n == 0:
+        return np.zeros(0)
+    w = np.ones(n) if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+    dem = np.full(n, np.inf) if demand is None else np.ascontiguousarray(demand, np.float64)
+    if (w <= 0).any():
+        raise ValueError("max_min_fair: weights must be positive")
+    cin, cout = _caps(cap_in), _caps(cap_out)
+    finite = np.flatnonzero(np.isfinite(dem))
+    by_demand = finite[np.argsort(dem[finite] / w[finite], kind="stable")]
+    return _kernels()["maxmin"](s, d, cin, cout, w, dem, by_demand)
+
+
+def priority_greedy(
+    order: npt.ArrayLike,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    cap_in: npt.ArrayLike,
+    cap_out: npt.ArrayLike,
+    *,
+    demand: npt.ArrayLike | None = None,
+) -> FloatArray:
+    """Strict-priority greedy rates: in ``order``, each flow takes the smaller of its two
+    residual capacities (and at most its demand).
+
+    This is the allocation of ``specs/theory.md`` §1.4 F5 and Sincronia's GREEDY; it is work
+    conserving: afterwards no flow has spare capacity at both of its ports.
+
+    Examples
+    --------
+    >>> priority_greedy([1, 0], [0, 0], [0, 1], [1.0], [1.0, 1.0]).tolist()
+    [0.0, 1.0]
+    """
+    s, d = _ports(src, dst)
+    rates = np.zeros(len(s))
+    return backfill(rates, order, s, d, cap_in, cap_out, demand=demand)
+
+
+def backfill(
+    rates: npt.ArrayLike,
+    order: npt.ArrayLike,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    cap_in: npt.ArrayLike,
+    cap_out: npt.ArrayLike,
+    *,
+    demand: npt.ArrayLike | None = None,
+) -> FloatArray:
+    """Work-conserving backfill: tops up ``rates`` greedily in ``order`` with what is left.
+
+    ``cap_in`` / ``cap_out`` are the *full* capacities; the capacity already used by ``rates``
+    is subtracted first. Flows not in ``order`` keep their rates. ``demand`` caps the extra.
+
+    Examples
+    --------
+    >>> backfill([0.5, 0.0], [0, 1], [0, 1], [0, 0], [1.0, 1.0], [1.0]).tolist()
+    [1.0, 0.0]
+    """
+    s, d = _ports(src, dst)
+    r = np.array(rates, dtype=np.float64)
+    m_in, m_out = len(np.atleast_1d(cap_in)), len(np.atleast_1d(cap_out))
+    res_in = _caps(cap_in) - np.bincount(s, weights=r, minlength=m_in)[:m_in]
+    res_out = _caps(cap_out) - np.bincount(d, weights=r, minlength=m_out)[:m_out]
+    np.maximum(res_in, 0.0, out=res_in)
+    np.maximum(res_out, 0.0, out=res_out)
+    o = np.ascontiguousarray(order, dtype=np.int64)
+    dem = np.full(len(s), np.inf) if demand is None else np.ascontiguousarray(demand, np.float64)
+    return _kernels()["greedy"](o, s, d, res_in, res_out, r, dem)
+
+
+def madd(
+    coflow_ptr: npt.ArrayLike,
+    flows: npt.ArrayLike,
+    remaining: npt.ArrayLike,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    cap_in: npt.ArrayLike,
+    cap_out: npt.ArrayLike,
+    *,
+    duration: npt.ArrayLike | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """MADD rates for coflows served in order (Varys' iterative MADD, Pseudocode 1).
+
+    Parameters
+    ----------
+    coflow_ptr, flows
+        The coflows in priority order: ``flows[coflow_ptr[c]:coflow_ptr[c + 1]]`` are the
+        (compact) indices of the ``c``-th coflow's flows.
+    remaining
+        Remaining size of each flow.
+    src, dst, cap_in, cap_out
+        Ports of each flow and the capacities available to these coflows.
+    duration
+        Optional desired duration per coflow (deadline mode: the time left to the deadline).
+        A coflow whose Γ exceeds its duration gets nothing. Default: Γ (minimize CCT).
+
+    Returns
+    -------
+    rates, gamma
+        The rate of each flow, and each coflow's Γ against the capacity left by the coflows
+        before it (``inf`` when a port it needs is exhausted; such a coflow gets rate 0).
+
+    Examples
+    --------
+    Thesis Fig. 3.2: Γ = 4, so the flows of size 1 get 1/4 and those of size 2 get 1/2.
+
+    >>> rates, gamma = madd([0, 6], range(6), [1, 1, 1, 1, 2, 2], [0, 0, 1, 1, 2, 2],
+    ...                     [0, 1, 0, 1, 0, 1], [1, 1, 1], [1, 1, 1])
+    >>> gamma.tolist(), rates.tolist()
+    ([4.0], [0.25, 0.25, 0.25, 0.25, 0.5, 0.5])
+    """
+    ptr = np.ascontiguousarray(coflow_ptr, dtype=np.int64)
+    f = np.ascontiguousarray(flows, dtype=np.int64)
+    s, d = _ports(src, dst)
+    rem = np.ascontiguousarray(remaining, dtype=np.float64)
+    nc = len(ptr) - 1
+    tau = np.zeros(nc) if duration is None else np.ascontiguousarray(duration, np.float64)
+    rates = np.zeros(len(s))
+    gammas = np.zeros(nc)
+    _kernels()["madd"](ptr, f, rem, s, d, _caps(cap_in), _caps(cap_out), rates, gammas, tau)
+    return rates, gammas
+
+
+def effective_bottleneck(
+    remaining: npt.ArrayLike,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    cap_in: npt.ArrayLike,
+    cap_out: npt.ArrayLike,
+) -> float:
+    """Γ of one coflow (thesis Eq. 4.1): the largest remaining load over residual capacity
+    of the ports it uses; ``inf`` if one of them has no capacity left.
+
+    Examples
+    --------
+    >>> effective_bottleneck([1, 1, 1, 1, 2, 2], [0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1],
+    ...                      [1, 1, 1], [1, 1, 1])
+    4.0
+    """
+    s, d = _ports(src, dst)
+    rem = np.asarray(remaining, dtype=float)
+    cin, cout = _caps(cap_in), _caps(cap_out)
+    load_in = np.bincount(s, weights=rem, minlength=len(cin))
+    load_out = np.bincount(d, weights=rem, minlength=len(cout))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g_in = np.where(load_in > 0, load_in / cin, 0.0)
+        g_out = np.where(load_out > 0, load_out / cout, 0.0)
+    return float(max(g_in.max(initial=0.0), g_out.max(initial=0.0)))

@@ -1,0 +1,318 @@
+"""The interface between the event-driven simulator and an online scheduling policy.
+
+At every event the simulator hands the policy a *state* and the policy returns a
+:class:`Decision`: new rates for the active flows (or ``None`` to keep the current ones) and,
+optionally, the next time it wants to be woken up.
+
+Two kinds of state enforce what a policy may know:
+
+- :class:`ClairvoyantState` exposes flow sizes and remaining bytes (Varys, Sincronia, ...).
+- :class:`ObservedState` exposes only what a non-clairvoyant scheduler can observe: bytes sent
+  so far, ports, coflow membership and arrival times (Aalo, per-flow fairness, ...). It has no
+  attribute that holds or derives a size, so a non-clairvoyant policy cannot read one by
+  accident; the :class:`InstanceView` it gets at the start has no sizes either.
+
+A policy declares which it is with the class attribute ``clairvoyant``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "ClairvoyantState",
+    "Decision",
+    "InstanceView",
+    "ObservedState",
+    "Policy",
+    "SimState",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, eq=False)
+class InstanceView:
+    """What every policy may know about the instance before anything happens.
+
+    Attributes
+    ----------
+    num_ports, num_coflows, num_flows
+        Sizes of the instance.
+    cap_in, cap_out
+        Port capacities.
+    flow_coflow, flow_src, flow_dst
+        Per flow: coflow index, ingress port, egress port.
+    coflow_weight, coflow_deadline, coflow_label
+        Per coflow: weight, deadline (``inf`` for none; measured from the release) and label.
+    dependencies
+        ``(a, b)`` pairs: coflow ``b`` starts after coflow ``a`` completes.
+    flow_size, coflow_size
+        Sizes; ``None`` in a non-clairvoyant view.
+    """
+
+    num_ports: int
+    num_coflows: int
+    num_flows: int
+    cap_in: FloatArray
+    cap_out: FloatArray
+    flow_coflow: IntArray
+    flow_src: IntArray
+    flow_dst: IntArray
+    coflow_weight: FloatArray
+    coflow_deadline: FloatArray
+    coflow_label: tuple[str, ...]
+    dependencies: IntArray
+    flow_size: FloatArray | None = None
+    coflow_size: FloatArray | None = None
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+class ObservedState:
+    """What a non-clairvoyant policy sees at an event.
+
+    Per-flow arrays are aligned with ``flows``, the indices of the *active* flows (released
+    and not complete), in no meaningful order (use ``arrival`` or ``coflow_arrival`` to order
+    them). Arrays are read-only and computed on first access; a state is valid only during
+    the ``decide`` call it is passed to.
+
+    Attributes
+    ----------
+    time
+        The current time.
+    flows
+        Indices of the active flows.
+    src, dst, coflow
+        Their ingress ports, egress ports and coflow indices.
+    sent
+        Bytes each active flow has sent so far.
+    rate
+        Each active flow's current rate (before this decision).
+    arrival
+        Each active flow's release time.
+    coflow_sent
+        ``(n,)`` bytes sent so far by each coflow, over all its flows (finished ones too).
+    coflow_arrival
+        ``(n,)`` arrival time of each coflow (``inf`` if it has not arrived).
+    arrived, completed
+        Flow indices that arrived / completed at this event.
+    completed_coflows
+        Coflow indices that completed at this event.
+    woken
+        Whether this event is a wake-up the policy asked for.
+    """
+
+    __slots__ = (
+        "_base_sent",
+        "_base_t",
+        "_cache",
+        "_coflow_sent_done",
+        "_columns",
+        "_rate",
+        "arrived",
+        "coflow_arrival",
+        "completed",
+        "completed_coflows",
+        "flows",
+        "time",
+        "woken",
+    )
+
+    def __init__(
+        self,
+        instance: Any,
+        clairvoyant: bool,
+        *,
+        time: float,
+        flows: IntArray,
+        rate: FloatArray,
+        base_sent: FloatArray,
+        base_t: FloatArray,
+        coflow_sent_done: FloatArray,
+        coflow_arrival: FloatArray,
+        arrived: IntArray,
+        completed: IntArray,
+        completed_coflows: IntArray,
+        woken: bool,
+    ) -> None:
+        # the per-flow columns this kind of state may read; sizes only when clairvoyant
+        self._columns = {
+            "src": instance.flow_src,
+            "dst": instance.flow_dst,
+            "coflow": instance.flow_coflow,
+            "arrival": instance.flow_release,
+        }
+        if clairvoyant:
+            self._columns["size"] = instance.flow_size
+        self.time = time
+        self.flows = _readonly(flows)
+        self.coflow_arrival = _readonly(coflow_arrival)
+        self.arrived = arrived
+        self.completed = completed
+        self.completed_coflows = completed_coflows
+        self.woken = woken
+        self._rate = rate
+        self._base_sent = base_sent
+        self._base_t = base_t
+        self._coflow_sent_done = coflow_sent_done
+        self._cache: dict[str, Any] = {}
+
+    def _lookup(self, name: str) -> Any:
+        value = self._cache.get(name)
+        if value is None:
+            value = self._cache[name] = _readonly(self._columns[name][self.flows])
+        return value
+
+    @property
+    def src(self) -> IntArray:
+        """Ingress port of each active flow."""
+        return self._lookup("src")
+
+    @property
+    def dst(self) -> IntArray:
+        """Egress port of each active flow."""
+        return self._lookup("dst")
+
+    @property
+    def coflow(self) -> IntArray:
+        """Coflow index of each active flow."""
+        return self._lookup("coflow")
+
+    @property
+    def arrival(self) -> FloatArray:
+        """Release time of each active flow."""
+        return self._lookup("arrival")
+
+    @property
+    def rate(self) -> FloatArray:
+        """Each active flow's current rate (before this decision)."""
+        value = self._cache.get("rate")
+        if value is None:
+            value = self._cache["rate"] = _readonly(self._rate[self.flows])
+        return value
+
+    @property
+    def sent(self) -> FloatArray:
+        """Bytes each active flow has sent so far."""
+        value = self._cache.get("sent")
+        if value is None:
+            f = self.flows
+            sent = self._base_sent[f] + self._rate[f] * (self.time - self._base_t[f])
+            value = self._cache["sent"] = _readonly(sent)
+        return value
+
+    @property
+    def coflow_sent(self) -> FloatArray:
+        """``(n,)`` bytes sent so far by each coflow, over all its flows."""
+        value = self._cache.get("coflow_sent")
+        if value is None:
+            done = self._coflow_sent_done
+            active = np.bincount(self.coflow, weights=self.sent, minlength=len(done))
+            value = self._cache["coflow_sent"] = _readonly(done + active)
+        return value
+
+    @property
+    def num_active(self) -> int:
+        """Number of active flows."""
+        return len(self.flows)
+
+    @property
+    def changed(self) -> bool:
+        """Whether a flow arrived or completed at this event."""
+        return bool(len(self.arrived) or len(self.completed))
+
+
+class ClairvoyantState(ObservedState):
+    """What a clairvoyant policy sees: the observed state plus sizes.
+
+    Attributes
+    ----------
+    size
+        Each active flow's size.
+    remaining
+        Each active flow's remaining bytes.
+    """
+
+    __slots__ = ()
+
+    @property
+    def size(self) -> FloatArray:
+        """Each active flow's size."""
+        return self._lookup("size")
+
+    @property
+    def remaining(self) -> FloatArray:
+        """Each active flow's remaining bytes."""
+        value = self._cache.get("remaining")
+        if value is None:
+            value = self._cache["remaining"] = _readonly(self.size - self.sent)
+        return value
+
+
+SimState = ObservedState | ClairvoyantState
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A policy's answer at an event.
+
+    Attributes
+    ----------
+    rates
+        New rates of the active flows, aligned with ``state.flows``; ``None`` keeps the
+        current rates (completed flows stop on their own).
+    wakeup
+        The next time the policy wants an event even if nothing happens (``None``: none).
+    reject
+        Coflows to reject now (deadline admission control). They must not have been served;
+        their flows leave the system and they are reported as rejected.
+    update
+        Instead of ``rates``: ``(flows, rates)``, new rates for some active flows (global flow
+        indices); all others keep theirs. Lets a policy that knows what changed avoid
+        touching every active flow.
+    """
+
+    rates: FloatArray | None = None
+    wakeup: float | None = None
+    reject: IntArray | None = None
+    update: tuple[IntArray, FloatArray] | None = None
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """An online scheduling policy for :func:`coflowlab.simulate`.
+
+    Attributes
+    ----------
+    name
+        The policy's registry name.
+    clairvoyant
+        ``True`` if the policy needs sizes (it then receives :class:`ClairvoyantState`).
+
+    Notes
+    -----
+    ``reset`` is called once before the simulation with the instance view; ``decide`` at every
+    event. A policy may keep state between calls, so one object serves one simulation at a
+    time.
+    """
+
+    name: ClassVar[str]
+    clairvoyant: ClassVar[bool]
+
+    def reset(self, view: InstanceView) -> None:
+        """Prepares for a new simulation."""
+        ...
+
+    def decide(self, state: ObservedState) -> Decision:
+        """Returns the rates from now until the next event."""
+        ...

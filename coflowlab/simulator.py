@@ -1,0 +1,596 @@
+"""The exact event-driven fluid simulator.
+
+Rates are piecewise constant between events; an event is a flow (or coflow) arrival, a flow
+completion, or a wake-up time the policy asked for (a queue-threshold crossing, a coordination
+interval, a starvation timer, an epoch). There are no fixed time steps: the next event time is
+computed exactly from the current rates, so results are not quantized. (CoflowSim steps every
+8 ms and the thesis' simulator decides every 10 s; ``specs/reference-simulators.md`` §1.)
+
+At each event the policy (:class:`coflowlab.policy.Policy`) sees the state and returns rates;
+the simulator records every rate change as a :class:`~coflowlab.schedules.FluidSchedule` record
+and, by default, runs the schedule through :func:`coflowlab.verify`, whose completion times
+are the ones reported.
+
+Coflow dependencies are *starts-after*: a dependent coflow's flows are released only when every
+coflow it depends on has completed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time as _time
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .constants import TOL
+from .exceptions import CoflowlabError
+from .instance import Instance
+from .policy import ClairvoyantState, Decision, InstanceView, ObservedState, Policy
+from .schedules import FluidSchedule, FluidScheduleBuilder
+from .verifier import FluidVerifier, VerificationReport, verify
+
+__all__ = ["SimulationError", "SimulationResult", "instance_view", "simulate"]
+
+STREAM_RECORDS = 1 << 21
+"""Records buffered before they are fed to the streaming verifier (``record=False``)."""
+
+
+class SimulationError(CoflowlabError):
+    """The simulation cannot continue (a policy stalls, or returns malformed rates)."""
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationResult:
+    """The outcome of one simulation.
+
+    Attributes
+    ----------
+    instance
+        The simulated instance.
+    policy
+        The policy's name.
+    coflow_completion, flow_completion
+        Completion times; from the verifier when ``report`` is not ``None``, else from the
+        simulator's own event times (labelled by ``verified``).
+    verified
+        Whether the completion times come from a feasible verified schedule.
+    report
+        The verification report (``None`` when verification was switched off).
+    schedule
+        The rate-change records (``None`` unless ``record=True``).
+    rejected
+        Coflows the policy rejected (deadline admission control); they send nothing and have
+        completion time ``nan``.
+    num_events, num_records
+        Number of events processed and of rate-change records produced.
+    wall_time
+        Seconds the simulation took (excluding verification).
+    """
+
+    instance: Instance
+    policy: str
+    coflow_completion: npt.NDArray[np.float64]
+    flow_completion: npt.NDArray[np.float64]
+    verified: bool
+    report: VerificationReport | None
+    schedule: FluidSchedule | None
+    rejected: npt.NDArray[np.int64]
+    num_events: int
+    num_records: int
+    wall_time: float
+
+    @property
+    def cct(self) -> npt.NDArray[np.float64]:
+        """Coflow completion times measured from each coflow's release."""
+        return self.coflow_completion - self.instance.coflow_release
+
+    @property
+    def weighted_completion_time(self) -> float:
+        """``Σ_j w_j C_j`` over the coflows that completed."""
+        done = ~np.isnan(self.coflow_completion)
+        return float(np.dot(self.instance.coflow_weight[done], self.coflow_completion[done]))
+
+
+def instance_view(instance: Instance, *, clairvoyant: bool) -> InstanceView:
+    """The :class:`InstanceView` a policy receives; sizes only when ``clairvoyant``."""
+    fab = instance.fabric
+    return InstanceView(
+        num_ports=instance.num_ports,
+        num_coflows=instance.num_coflows,
+        num_flows=instance.num_flows,
+        cap_in=np.asarray(fab.ingress_capacity),
+        cap_out=np.asarray(fab.egress_capacity),
+        flow_coflow=instance.flow_coflow,
+        flow_src=instance.flow_src,
+        flow_dst=instance.flow_dst,
+        coflow_weight=instance.coflow_weight,
+        coflow_deadline=instance.coflow_deadline,
+        coflow_label=instance.coflow_label,
+        dependencies=instance.dependencies,
+        flow_size=instance.flow_size if clairvoyant else None,
+        coflow_size=instance.total_size if clairvoyant else None,
+    )
+
+
+class _Arrivals:
+    """Batches of flows released together, in time order; dependent coflows are held back
+    until every coflow they depend on has completed (starts-after)."""
+
+    def __init__(self, inst: Instance) -> None:
+        self.inst = inst
+        n = inst.num_coflows
+        self.waiting_on = np.zeros(n, dtype=np.int64)
+        self.children: list[list[int]] = [[] for _ in range(n)]
+        for a, b in inst.dependencies:
+            self.waiting_on[b] += 1
+            self.children[a].append(int(b))
+        self.heap: list[tuple[float, int, int, np.ndarray]] = []
+        self.seq = 0
+        ready = np.flatnonzero(self.waiting_on == 0)
+        self._push_coflows(ready, not_before=0.0)
+
+    def _push_coflows(self, coflows: np.ndarray, not_before: float) -> None:
+        inst = self.inst
+        if len(coflows) == 0:
+            return
+        flows = np.concatenate([inst.coflow_flows(int(k)) for k in coflows])
+        release = np.maximum(inst.flow_release[flows], not_before)
+        key_order = np.lexsort((inst.flow_coflow[flows], release))
+        flows, release = flows[key_order], release[key_order]
+        coflow = inst.flow_coflow[flows]
+        cut = np.flatnonzero((np.diff(release) != 0) | (np.diff(coflow) != 0)) + 1
+        for part in np.split(np.arange(len(flows)), cut):
+            heapq.heappush(
+                self.heap,
+                (float(release[part[0]]), int(coflow[part[0]]), self.seq, flows[part]),
+            )
+            self.seq += 1
+
+    def next_time(self) -> float:
+        return self.heap[0][0] if self.heap else math.inf
+
+    def pop_until(self, t: float) -> np.ndarray:
+        batches = []
+        while self.heap and self.heap[0][0] <= t:
+            batches.append(heapq.heappop(self.heap)[3])
+        if not batches:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate(batches) if len(batches) > 1 else batches[0]
+
+    def coflows_completed(self, coflows: np.ndarray, t: float) -> None:
+        freed = []
+        for a in coflows:
+            for b in self.children[int(a)]:
+                self.waiting_on[b] -= 1
+                if self.waiting_on[b] == 0:
+                    freed.append(b)
+        self._push_coflows(np.asarray(sorted(freed), dtype=np.int64), not_before=t)
+
+    def reject(self, coflows: np.ndarray) -> None:
+        if not len(coflows):
+            return
+        drop = set(int(k) for k in coflows)
+        self.heap = [b for b in self.heap if b[1] not in drop]
+        heapq.heapify(self.heap)
+
+
+class _Recorder:
+    """Keeps the records (``record=True``) and/or feeds them to a streaming verifier."""
+
+    def __init__(self, inst: Instance, *, record: bool, stream: FluidVerifier | None) -> None:
+        self.builder = FluidScheduleBuilder(inst.num_flows, capacity=1 << 16)
+        self.record = record
+        self.stream = stream
+        self.total = 0
+
+    def add(self, t: float, flows: np.ndarray, rates: np.ndarray) -> None:
+        self.total += len(flows)
+        if len(flows) and (self.record or self.stream is not None):
+            self.builder.set_rates(t, flows, rates)
+
+    def flush_if_large(self) -> None:
+        """Feeds the buffer to the streaming verifier; call only between time groups."""
+        if self.stream is not None and not self.record and len(self.builder) >= STREAM_RECORDS:
+            self.stream.feed(*self.builder.records())
+            self.builder.clear()
+
+    def finish(self) -> FluidSchedule | None:
+        if self.record:
+            return self.builder.build()
+        if self.stream is not None and len(self.builder):
+            self.stream.feed(*self.builder.records())
+            self.builder.clear()
+        return None
+
+
+@cache
+def _kernels() -> dict[str, Any]:
+    """The engine's bookkeeping loops, compiled with numba on first use."""
+    from numba import njit
+
+    @njit(cache=True)
+    def tree_update(tree, leaves, idx, vals):  # pragma: no cover - numba
+        # min segment tree: leaf f holds flow f's projected completion time
+        for k in range(idx.shape[0]):
+            i = leaves + idx[k]
+            tree[i] = vals[k]
+            i //= 2
+            while i >= 1:
+                a = tree[2 * i]
+                b = tree[2 * i + 1]
+                v = a if a < b else b
+                if tree[i] == v:
+                    break
+                tree[i] = v
+                i //= 2
+
+    @njit(cache=True)
+    def tree_due(tree, leaves, thr):  # pragma: no cover - numba
+        # every leaf whose value is <= thr, by depth-first search of subtrees with min <= thr
+        out = []
+        stack = [1]
+        while len(stack) > 0:
+            i = stack.pop()
+            if tree[i] > thr:
+                continue
+            if i >= leaves:
+                out.append(i - leaves)
+            else:
+                stack.append(2 * i + 1)
+                stack.append(2 * i)
+        return np.array(out, dtype=np.int64)
+
+    @njit(cache=True)
+    def swap_remove(act, pos, size, flows):  # pragma: no cover - numba
+        for k in range(flows.shape[0]):
+            f = flows[k]
+            p = pos[f]
+            last = act[size - 1]
+            act[p] = last
+            pos[last] = p
+            pos[f] = -1
+            size -= 1
+        return size
+
+    return {"tree_update": tree_update, "tree_due": tree_due, "swap_remove": swap_remove}
+
+
+class _Flows:
+    """Per-flow rate state over the whole instance, updated only where something changes.
+
+    A flow's bytes sent are kept as of its last rate change (``base_sent`` at ``base_t``), so
+    advancing time touches nothing; its projected completion time sits in a min segment tree,
+    so the next completion is the root. The active flows are a compact array with swap-remove
+    (their order is not meaningful).
+    """
+
+    def __init__(self, inst: Instance) -> None:
+        nf = inst.num_flows
+        self.size = inst.flow_size
+        self.rate = np.zeros(nf)
+        self.base_sent = np.zeros(nf)
+        self.base_t = np.zeros(nf)
+        self.leaves = 1 << max(0, (nf - 1).bit_length())
+        self.tree = np.full(2 * self.leaves, np.inf)
+        self.act = np.zeros(nf, dtype=np.int64)
+        self.pos = np.full(nf, -1, dtype=np.int64)
+        self.count = 0
+        self.k = _kernels()
+
+    @property
+    def active(self) -> np.ndarray:
+        return self.act[: self.count]
+
+    def add(self, flows: np.ndarray, t: float) -> None:
+        k = len(flows)
+        self.act[self.count : self.count + k] = flows
+        self.pos[flows] = np.arange(self.count, self.count + k)
+        self.count += k
+        self.base_t[flows] = t
+
+    def set_rates(self, flows: np.ndarray, rates: np.ndarray, t: float) -> None:
+        sent = self.base_sent[flows] + self.rate[flows] * (t - self.base_t[flows])
+        self.base_sent[flows] = sent
+        self.base_t[flows] = t
+        self.rate[flows] = rates
+        with np.errstate(divide="ignore", invalid="ignore"):
+            proj = np.where(rates > 0, t + (self.size[flows] - sent) / rates, np.inf)
+        self.k["tree_update"](self.tree, self.leaves, flows, proj)
+
+    def next_completion(self) -> float:
+        return float(self.tree[1])
+
+    def due(self, thr: float) -> np.ndarray:
+        return self.k["tree_due"](self.tree, self.leaves, thr)
+
+    def finish(self, flows: np.ndarray, t: float) -> None:
+        """Removes completed flows (their rate drops to 0 at ``t``)."""
+        self.set_rates(flows, np.zeros(len(flows)), t)
+        self.count = self.k["swap_remove"](self.act, self.pos, self.count, flows)
+
+    def remove(self, flows: np.ndarray) -> None:
+        self.count = self.k["swap_remove"](self.act, self.pos, self.count, flows)
+
+
+def simulate(
+    instance: Instance,
+    policy: Policy,
+    *,
+    verify_schedule: bool = True,
+    record: bool = True,
+    tol: float = TOL,
+    max_events: int | None = None,
+) -> SimulationResult:
+    """Replays ``instance`` under an online ``policy``, exactly.
+
+    Parameters
+    ----------
+    instance
+        The instance; releases are arrival times.
+    policy
+        An object following :class:`coflowlab.policy.Policy` (see ``coflowlab.heuristics``).
+    verify_schedule
+        Run the schedule through :func:`coflowlab.verify` (default). The reported completion
+        times then come from the verifier; a schedule with violations raises
+        :class:`SimulationError` naming them.
+    record
+        Keep the :class:`FluidSchedule` in the result. With ``record=False`` and verification
+        on, records are verified as they are produced and then dropped, so memory stays flat.
+    tol
+        Relative tolerance (see :mod:`coflowlab.constants`); flows whose remaining bytes are
+        within it of zero complete at the current event.
+    max_events
+        Stop with :class:`SimulationError` after this many events (default: no limit).
+
+    Returns
+    -------
+    SimulationResult
+
+    Raises
+    ------
+    SimulationError
+        If the policy returns malformed rates, stalls (active flows at rate 0 with no future
+        event), serves a coflow it rejected, or its schedule fails verification.
+
+    Examples
+    --------
+    >>> from coflowlab import Instance, simulate
+    >>> from coflowlab.heuristics import FairSharing
+    >>> inst = Instance.from_matrices([[[1.0, 1.0], [0, 0]]])
+    >>> simulate(inst, FairSharing()).coflow_completion.tolist()
+    [2.0]
+    """
+    started = _time.perf_counter()
+    inst = instance
+    clairvoyant = bool(policy.clairvoyant)
+    state_class = ClairvoyantState if clairvoyant else ObservedState
+    policy.reset(instance_view(inst, clairvoyant=clairvoyant))
+    n, nf = inst.num_coflows, inst.num_flows
+
+    arrivals = _Arrivals(inst)
+    stream = FluidVerifier(inst, tol=tol, horizon=None) if verify_schedule and not record else None
+    recorder = _Recorder(inst, record=record, stream=stream)
+
+    flow_done_at = np.full(nf, np.nan)
+    coflow_done_at = np.full(n, np.nan)
+    coflow_left = inst.width.copy()
+    coflow_sent_done = np.zeros(n)
+    coflow_arrival = np.full(n, np.inf)
+    rejected: list[int] = []
+    is_rejected = np.zeros(n, dtype=bool)
+
+    fl = _Flows(inst)
+    t = arrivals.next_time()
+    wakeup = math.inf
+    events = 0
+    # what happened since the policy was last asked (it is not asked while nothing is active)
+    arrived_since: list[np.ndarray] = []
+    completed_since: list[np.ndarray] = []
+    completed_coflows_since: list[np.ndarray] = []
+    woken = False
+
+    while True:
+        arrived = arrivals.pop_until(t)
+        if len(arrived):
+            arrived = arrived[~is_rejected[inst.flow_coflow[arrived]]]
+            cof = inst.flow_coflow[arrived]
+            coflow_arrival[cof] = np.minimum(coflow_arrival[cof], t)
+            fl.add(arrived, t)
+            arrived_since.append(arrived)
+        if fl.count == 0 and not arrivals.heap:
+            break
+        if fl.count:
+            events += 1
+            if max_events is not None and events > max_events:
+                raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
+            active = fl.active
+            state = state_class(
+                inst,
+                clairvoyant,
+                time=t,
+                flows=active,
+                rate=fl.rate,
+                base_sent=fl.base_sent,
+                base_t=fl.base_t,
+                coflow_sent_done=coflow_sent_done,
+                coflow_arrival=coflow_arrival,
+                arrived=_cat(arrived_since),
+                completed=_cat(completed_since),
+                completed_coflows=_cat(completed_coflows_since),
+                woken=woken,
+            )
+            arrived_since, completed_since, completed_coflows_since = [], [], []
+            decision = policy.decide(state)
+            if not isinstance(decision, Decision):
+                raise SimulationError(
+                    f"policy {policy.name!r} returned {type(decision).__name__}, not a Decision"
+                )
+            wakeup = math.inf if decision.wakeup is None else float(decision.wakeup)
+            flows, rates = _changes(policy.name, decision, active, fl, t)
+            if len(flows):
+                recorder.add(t, flows, rates)
+                fl.set_rates(flows, rates, t)
+            if decision.reject is not None and len(decision.reject):
+                _reject(
+                    inst,
+                    np.asarray(decision.reject, dtype=np.int64),
+                    fl,
+                    is_rejected,
+                    rejected,
+                    arrivals,
+                )
+        recorder.flush_if_large()
+
+        # next event: an arrival, a completion or a wake-up
+        t_wake = wakeup if wakeup > t else math.inf
+        t_next = min(arrivals.next_time(), fl.next_completion(), t_wake)
+        if math.isinf(t_next):
+            if fl.count:
+                raise SimulationError(
+                    f"policy {policy.name!r} stalls at t={t!r}: {fl.count} active flows, none "
+                    "sending, and no future arrival or wake-up"
+                )
+            break
+        woken = t_next >= wakeup
+        t = t_next
+        fin = fl.due(t + tol * max(1.0, abs(t)))
+        if len(fin):
+            fin.sort()
+            flow_done_at[fin] = t
+            recorder.add(t, fin, np.zeros(len(fin)))
+            fl.finish(fin, t)
+            fin_coflow = inst.flow_coflow[fin]
+            counts = np.bincount(fin_coflow, minlength=n)
+            coflow_sent_done += np.bincount(fin_coflow, weights=inst.flow_size[fin], minlength=n)
+            coflow_left -= counts
+            completed_coflows = np.flatnonzero((counts > 0) & (coflow_left == 0))
+            coflow_done_at[completed_coflows] = t
+            arrivals.coflows_completed(completed_coflows, t)
+            completed_since.append(fin)
+            completed_coflows_since.append(completed_coflows)
+
+    schedule = recorder.finish()
+    wall = _time.perf_counter() - started
+    rej = np.asarray(sorted(rejected), dtype=np.int64)
+    report = None
+    if verify_schedule:
+        report = _verified(inst, schedule, stream, rej, tol)
+        if not report.feasible:
+            raise SimulationError(
+                f"policy {policy.name!r} produced an infeasible schedule:\n{report.summary()}"
+            )
+        flow_done_at, coflow_done_at = _completions_from(inst, report, rej)
+    return SimulationResult(
+        instance=inst,
+        policy=policy.name,
+        coflow_completion=coflow_done_at,
+        flow_completion=flow_done_at,
+        verified=report is not None,
+        report=report,
+        schedule=schedule if record else None,
+        rejected=rej,
+        num_events=events,
+        num_records=recorder.total,
+        wall_time=wall,
+    )
+
+
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _changes(
+    name: str, decision: Decision, active: np.ndarray, fl: _Flows, t: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The flows whose rate the decision changes, and their new rates (validated)."""
+    if decision.rates is not None:
+        new = np.asarray(decision.rates, dtype=float)
+        if new.shape != active.shape:
+            raise SimulationError(
+                f"policy {name!r} returned {new.shape[0] if new.ndim else 0} rates for "
+                f"{len(active)} active flows at t={t!r}"
+            )
+        changed = np.flatnonzero(new != fl.rate[active])
+        flows, rates = active[changed], new[changed]
+    elif decision.update is not None:
+        flows = np.asarray(decision.update[0], dtype=np.int64)
+        rates = np.asarray(decision.update[1], dtype=float)
+        known = flows.shape == rates.shape and np.all((flows >= 0) & (flows < len(fl.pos)))
+        if not known or (len(flows) and np.any(fl.pos[flows] < 0)):
+            raise SimulationError(
+                f"policy {name!r} updated rates of flows that are not active at t={t!r}"
+            )
+        changed = np.flatnonzero(rates != fl.rate[flows])
+        flows, rates = flows[changed], rates[changed]
+    else:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    if not np.all(np.isfinite(rates)):
+        raise SimulationError(f"policy {name!r} returned non-finite rates at t={t!r}")
+    return flows, rates
+
+
+def _reject(
+    inst: Instance,
+    coflows: np.ndarray,
+    fl: _Flows,
+    is_rejected: np.ndarray,
+    rejected: list[int],
+    arrivals: _Arrivals,
+) -> None:
+    """Removes rejected coflows; they must not have sent anything."""
+    active = fl.active
+    gone = active[np.isin(inst.flow_coflow[active], coflows)]
+    if np.any(fl.rate[gone] != 0) or np.any(fl.base_sent[gone] != 0):
+        raise SimulationError("a policy rejected a coflow that had already been served")
+    is_rejected[coflows] = True
+    rejected.extend(int(k) for k in coflows)
+    arrivals.reject(coflows)
+    fl.remove(gone.copy())
+
+
+def _verified(
+    inst: Instance,
+    schedule: FluidSchedule | None,
+    stream: FluidVerifier | None,
+    rejected: np.ndarray,
+    tol: float,
+) -> VerificationReport:
+    """Verifies against the instance without the rejected coflows (they send nothing)."""
+    if len(rejected):
+        if schedule is None:  # streamed: rejection needs the records to re-index them
+            raise SimulationError("verification with rejected coflows needs record=True")
+        keep = np.setdiff1d(np.arange(inst.num_coflows), rejected)
+        sub = inst.subset(keep)
+        flows = np.concatenate([inst.coflow_flows(int(k)) for k in keep])
+        new_index = np.full(inst.num_flows, -1, dtype=np.int64)
+        new_index[flows] = np.arange(len(flows))
+        mapped = new_index[schedule.flow]
+        if (mapped < 0).any():
+            raise SimulationError("a rejected coflow has rate records")
+        return verify(sub, FluidSchedule(sub.num_flows, schedule.time, mapped, schedule.rate), tol)
+    if stream is not None:
+        return stream.finish()
+    assert schedule is not None
+    return verify(inst, schedule, tol)
+
+
+def _completions_from(
+    inst: Instance, report: VerificationReport, rejected: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Completion times per flow and coflow of the full instance, from the report."""
+    if not len(rejected):
+        return report.flow_completion.copy(), report.coflow_completion.copy()
+    keep = np.setdiff1d(np.arange(inst.num_coflows), rejected)
+    flows = np.concatenate([inst.coflow_flows(int(k)) for k in keep])
+    flow_done = np.full(inst.num_flows, np.nan)
+    flow_done[flows] = report.flow_completion
+    coflow_done = np.full(inst.num_coflows, np.nan)
+    coflow_done[keep] = report.coflow_completion
+    return flow_done, coflow_done
