@@ -88,8 +88,7 @@ def _kernels() -> dict[str, Any]:
             if count[p] > 0:
                 level[p] = res[p] / wsum[p]
         frozen = np.zeros(n, dtype=np.bool_)
-        dlev = demand / weight
-        nd = by_demand.shape[0]
+        nd = by_demand.shape[0]  # flows with a finite demand, by demand / weight
         dp = 0
         left = n
         while left > 0:
@@ -101,7 +100,10 @@ def _kernels() -> dict[str, Any]:
                     bp = p
             while dp < nd and frozen[by_demand[dp]]:
                 dp += 1
-            demand_first = dp < nd and dlev[by_demand[dp]] <= best
+            demand_first = False
+            if dp < nd:
+                j = by_demand[dp]
+                demand_first = demand[j] / weight[j] <= best
             if not demand_first and bp < 0:
                 break
             if demand_first:
@@ -151,14 +153,16 @@ def _kernels() -> dict[str, Any]:
                 load_out[dst[i]] += remaining[i]
             for k in range(lo, hi):
                 i = flows[k]
-                for load, res, p in ((load_in, res_in, src[i]), (load_out, res_out, dst[i])):
-                    if load[p] > 0.0:
-                        if res[p] <= 0.0:
-                            gamma = np.inf
-                        else:
-                            g = load[p] / res[p]
-                            if g > gamma:
-                                gamma = g
+                a = src[i]
+                b = dst[i]
+                if load_in[a] > 0.0:
+                    g = load_in[a] / res_in[a] if res_in[a] > 0.0 else np.inf
+                    if g > gamma:
+                        gamma = g
+                if load_out[b] > 0.0:
+                    g = load_out[b] / res_out[b] if res_out[b] > 0.0 else np.inf
+                    if g > gamma:
+                        gamma = g
             for k in range(lo, hi):
                 i = flows[k]
                 load_in[src[i]] = 0.0
@@ -184,6 +188,10 @@ def _kernels() -> dict[str, Any]:
         return rates
 
     return {"greedy": greedy, "maxmin": maxmin, "madd": madd_kernel}
+
+
+_NONE_INDEX = np.zeros(0, dtype=np.int64)
+_NONE_FLOAT = np.zeros(0)
 
 
 def _ports(src: npt.ArrayLike, dst: npt.ArrayLike) -> tuple[IntArray, IntArray]:
@@ -242,12 +250,15 @@ def max_min_fair(
     if n == 0:
         return np.zeros(0)
     w = np.ones(n) if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
-    dem = np.full(n, np.inf) if demand is None else np.ascontiguousarray(demand, np.float64)
-    if (w <= 0).any():
+    if weight is not None and (w <= 0).any():
         raise ValueError("max_min_fair: weights must be positive")
+    if demand is None:  # the common case: the kernel reads demands only via by_demand
+        dem, by_demand = _NONE_FLOAT, _NONE_INDEX
+    else:
+        dem = np.ascontiguousarray(demand, np.float64)
+        finite = np.flatnonzero(np.isfinite(dem))
+        by_demand = finite[np.argsort(dem[finite] / w[finite], kind="stable")]
     cin, cout = _caps(cap_in), _caps(cap_out)
-    finite = np.flatnonzero(np.isfinite(dem))
-    by_demand = finite[np.argsort(dem[finite] / w[finite], kind="stable")]
     return _kernels()["maxmin"](s, d, cin, cout, w, dem, by_demand)
 
 

@@ -122,7 +122,6 @@ def _simulate(args: argparse.Namespace) -> int:
         width = max(len(n) for n in POLICIES)
         for name, entry in POLICIES.items():
             print(f"{name:<{width}}  {entry.summary}")
-        print("\nWith --time-model coflowsim the same names select CoflowSim's variants.")
         return 0
     if args.file is None or args.policy is None:
         raise ValueError("simulate needs FILE and --policy NAME (or --list)")
@@ -132,7 +131,13 @@ def _simulate(args: argparse.Namespace) -> int:
     inst = read_instance(args.file, format=args.format)
     params = _parse_params(args.param)
     if args.time_model == "coflowsim":
-        from .heuristics.coflowsim import simulate_coflowsim
+        try:
+            from .heuristics.coflowsim import simulate_coflowsim
+        except ImportError:
+            raise ValueError(
+                "the coflowsim time model is not available in this version yet; use "
+                "--time-model exact"
+            ) from None
 
         if params:
             raise ValueError("--time-model coflowsim takes no --param (CoflowSim has none)")

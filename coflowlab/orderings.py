@@ -49,7 +49,8 @@ Thesis Fig. 5.3 (reconstruction R-5.3): SEBF serves C2 first, the others C1.
 from __future__ import annotations
 
 import heapq
-from typing import Literal
+from functools import cache
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -83,8 +84,11 @@ OrderingName = Literal["fifo", "scf", "ncf", "tcf", "sebf", "smith", "lwf"]
 ORDERINGS: tuple[str, ...] = ("fifo", "scf", "ncf", "tcf", "sebf", "smith", "lwf")
 """Names accepted by :func:`instance_order`."""
 
-_DENSE_LIMIT = 1 << 21
-"""Largest ``coflows × ports`` table :func:`bottleneck_key` builds densely."""
+_EXHAUSTED = 1e-12
+"""Residual capacity below this fraction of the port's is exhausted (:func:`sebf_residual`)."""
+
+_DENSE_LIMIT = 1 << 22
+"""Largest ``coflows × ports`` table :func:`bottleneck_key` builds densely (else it sorts)."""
 
 
 # ---------------------------------------------------------------------------- sorting
@@ -171,24 +175,54 @@ def size_key(size: npt.ArrayLike, coflow: npt.ArrayLike, num_coflows: int) -> Fl
     return np.bincount(c, weights=w, minlength=num_coflows).astype(np.float64, copy=False)
 
 
-def _port_max(
+@cache
+def _kernels() -> dict[str, Any]:
+    """Compiles the key kernel with numba on first use (cached on disk)."""
+    from numba import njit
+
+    @njit(cache=True)
+    def gamma(group, src, dst, load, num_groups, cap_in, cap_out):  # pragma: no cover
+        # dense (group, port) load tables, then per group the largest load / capacity
+        m_in = cap_in.shape[0]
+        m_out = cap_out.shape[0]
+        t_in = np.zeros(num_groups * m_in)
+        t_out = np.zeros(num_groups * m_out)
+        for i in range(group.shape[0]):
+            t_in[group[i] * m_in + src[i]] += load[i]
+            t_out[group[i] * m_out + dst[i]] += load[i]
+        out = np.zeros(num_groups)
+        for i in range(group.shape[0]):
+            g = group[i]
+            v = t_in[g * m_in + src[i]]
+            if v > 0.0:
+                c = cap_in[src[i]]
+                r = v / c if c > 0.0 else np.inf
+                if r > out[g]:
+                    out[g] = r
+            v = t_out[g * m_out + dst[i]]
+            if v > 0.0:
+                c = cap_out[dst[i]]
+                r = v / c if c > 0.0 else np.inf
+                if r > out[g]:
+                    out[g] = r
+        return out
+
+    return {"gamma": gamma}
+
+
+def _port_max_sparse(
     group: IntArray, port: IntArray, load: FloatArray, num_groups: int, cap: FloatArray
 ) -> FloatArray:
     """Per group: the largest load / capacity over the ports its flows use (``inf`` if a
-    loaded port has no capacity; 0 for a group without load)."""
+    loaded port has no capacity; 0 for a group without load), without a dense table."""
     m = len(cap)
     out = np.zeros(num_groups)
     if not len(group):
         return out
+    cell, inverse = np.unique(group * m + port, return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=load, minlength=len(cell))
+    p = cell % m
     with np.errstate(divide="ignore", invalid="ignore"):
-        if num_groups * m <= max(_DENSE_LIMIT, 8 * len(group)):
-            table = np.bincount(group * m + port, weights=load, minlength=num_groups * m)
-            table = table.reshape(num_groups, m)
-            ratio = np.where(table > 0, table / cap, 0.0)
-            return ratio.max(axis=1)
-        cell, inverse = np.unique(group * m + port, return_inverse=True)
-        sums = np.bincount(inverse.reshape(-1), weights=load, minlength=len(cell))
-        p = cell % m
         ratio = np.where(sums > 0, sums / cap[p], 0.0)
     g = cell // m
     starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
@@ -209,8 +243,9 @@ def bottleneck_key(
 
     Γ is the largest ``load / capacity`` over the ports a coflow's flows use, where the load of
     a port is the sum of the (remaining) sizes through it; ``inf`` when a loaded port has no
-    capacity left (a toolkit convention, ``specs/varys-thesis-ch1-5.md`` §2). Vectorized over
-    all coflows at once; ``coflow`` holds dense indices ``0..num_coflows-1``.
+    capacity left (a toolkit convention, ``specs/varys-thesis-ch1-5.md`` §2). One pass over
+    the flows (a numba kernel with a dense coflows × ports table, or a sort when that table
+    would be too large); ``coflow`` holds dense indices ``0..num_coflows-1``.
 
     Examples
     --------
@@ -222,12 +257,16 @@ def bottleneck_key(
     >>> bottleneck_key([1.0], [0], [0], [0], [0.0], [1.0], 1).tolist()
     [inf]
     """
-    g = np.asarray(coflow, dtype=np.int64)
-    load = np.asarray(remaining, dtype=np.float64)
-    cin = np.asarray(cap_in, dtype=np.float64)
-    cout = np.asarray(cap_out, dtype=np.float64)
-    gin = _port_max(g, np.asarray(src, dtype=np.int64), load, num_coflows, cin)
-    gout = _port_max(g, np.asarray(dst, dtype=np.int64), load, num_coflows, cout)
+    g = np.ascontiguousarray(coflow, dtype=np.int64)
+    load = np.ascontiguousarray(remaining, dtype=np.float64)
+    s = np.ascontiguousarray(src, dtype=np.int64)
+    d = np.ascontiguousarray(dst, dtype=np.int64)
+    cin = np.ascontiguousarray(cap_in, dtype=np.float64)
+    cout = np.ascontiguousarray(cap_out, dtype=np.float64)
+    if num_coflows * max(len(cin), len(cout)) <= max(_DENSE_LIMIT, 8 * len(g)):
+        return _kernels()["gamma"](g, s, d, load, num_coflows, cin, cout)
+    gin = _port_max_sparse(g, s, load, num_coflows, cin)
+    gout = _port_max_sparse(g, d, load, num_coflows, cout)
     return np.maximum(gin, gout)
 
 
@@ -404,7 +443,8 @@ def sebf_residual(
     This reads Pseudocode 1's "Γ^C calculated using Eq. 4.1" with the current ``Rem(.)``
     (``specs/varys-thesis-ch1-5.md`` §3.3 line 3, §3.8 item 1): after coflow ``c`` is picked,
     every port it uses loses ``load / Γ_c`` (the rates MADD gives it), and the next pick is
-    the smallest Γ against what is left. Γ only grows as capacity shrinks, so a lazy heap
+    the smallest Γ against what is left (a port left with less than 1e-12 of its capacity,
+    rounding residue, counts as exhausted). Γ only grows as capacity shrinks, so a lazy heap
     evaluates it exactly. A coflow needing an exhausted port has Γ = ``inf``; those come last,
     by index. With ``weight`` the key is Γ / w (Smith's rule, weight 0 last).
 
@@ -433,7 +473,8 @@ def sebf_residual(
     cell_group = cell // (m_in + m_out)
     cell_port = cell % (m_in + m_out)
     ptr = np.searchsorted(cell_group, np.arange(n + 1))
-    res = np.concatenate([res_in, res_out])
+    cap = np.concatenate([res_in, res_out])
+    res = cap.copy()
     w = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)[ids]
 
     def gamma(c: int) -> float:
@@ -463,7 +504,9 @@ def sebf_residual(
         gam = gamma(c)
         if 0 < gam < np.inf:
             lo, hi = ptr[c], ptr[c + 1]
-            res[cell_port[lo:hi]] = np.maximum(res[cell_port[lo:hi]] - sums[lo:hi] / gam, 0.0)
+            p = cell_port[lo:hi]
+            left = res[p] - sums[lo:hi] / gam
+            res[p] = np.where(left > _EXHAUSTED * cap[p], left, 0.0)
     return ids[np.asarray(picked, dtype=np.int64)]
 
 

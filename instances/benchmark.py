@@ -22,12 +22,12 @@ from coflowlab.instance import Fabric, Instance, Units
 
 from .io import (
     PathLike,
-    atomic_write_text,
     _check_capacity,
     _check_writable,
     _content_lines,
     _Line,
     _read_text,
+    atomic_write_text,
 )
 
 __all__ = [

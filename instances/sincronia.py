@@ -20,13 +20,13 @@ from coflowlab.instance import Fabric, Instance, Units
 from .io import (
     _INT,
     PathLike,
-    atomic_write_text,
     _check_capacity,
     _check_writable,
     _content_lines,
     _Line,
     _out_of_range,
     _read_text,
+    atomic_write_text,
 )
 
 __all__ = [

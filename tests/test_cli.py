@@ -95,3 +95,56 @@ def test_demo_summarizes_each_generated_instance(capsys):
     assert code == 0
     assert out.count("coflows,") == 4
     assert "FB-like, 200 coflows on 150 ports: 200 coflows" in out
+
+
+def test_simulate_prints_bins_and_writes_csv(capsys, data_dir, tmp_path):
+    """Tests simulate on the CoflowSim micro-trace under fair sharing: exact CCTs (jobs run
+    alone or share egress 1), the bin table, the CSV rows and the verified flag."""
+    out_csv = tmp_path / "r.csv"
+    code, out, err = run(
+        capsys,
+        "simulate",
+        str(data_dir / "coflowsim_micro.txt"),
+        "--policy",
+        "fair",
+        "-o",
+        str(out_csv),
+    )
+    assert code == 0, err
+    assert "schedule verified" in out and "3 of 3 coflows finished" in out
+    rows = out_csv.read_text().splitlines()
+    assert rows[0] == "coflow,release,completion,cct,bin"
+    # at 0.125 MB/ms, each job alone: job 1 moves 1 MB (8 ms); job 2's egress 3 receives
+    # 4 MB (32 ms, fair sharing is optimal here); job 3 moves 10 MB (80 ms)
+    assert rows[1:] == ["1,0.0,8.0,8.0,SN", "2,5000.0,5032.0,32.0,SN", "3,10240.0,10320.0,80.0,LN"]
+
+
+def test_simulate_json_and_list_and_errors(capsys, data_dir):
+    """Tests simulate --json, --list, a bad parameter and the unavailable time model."""
+    code, out, _ = run(
+        capsys, "simulate", str(data_dir / "coflowsim_micro.txt"), "--policy", "varys", "--json"
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["avg_cct"] == pytest.approx(40.0) and doc["verified"]
+    code, out, _ = run(capsys, "simulate", "--list")
+    assert code == 0 and "varys-deadline" in out and "aalo-uncoordinated" in out
+    code, _, err = run(
+        capsys,
+        "simulate",
+        str(data_dir / "coflowsim_micro.txt"),
+        "--policy",
+        "varys",
+        "--param",
+        "colour=red",
+    )
+    assert code == 1 and "no parameter 'colour'" in err
+    code, _, err = run(
+        capsys,
+        "simulate",
+        str(data_dir / "coflowsim_micro.txt"),
+        "--policy",
+        "varys",
+        "--param",
+        "T",
+    )
+    assert code == 1 and "KEY=VALUE" in err

@@ -1,0 +1,292 @@
+"""Tests for the per-flow and FIFO baselines (``coflowlab.heuristics.baselines``): fair
+sharing, per-flow prioritisation and Baraat's FIFO-LM."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.testing import assert_, assert_allclose, assert_equal
+
+from coflowlab import Coflow, Fabric, Instance, simulate
+from coflowlab.heuristics.baselines import FifoLM, PerFlowPriority
+from coflowlab.heuristics.fair import FairSharing
+from coflowlab.instances import assign_deadlines, fb_like, single_port, uniform
+from coflowlab.instances.examples import EXAMPLES, EXPECTED, fig_3_2, fig_5_1
+from coflowlab.simulator import SimulationResult
+
+
+def assert_work_conserving(result: SimulationResult) -> None:
+    """Every active flow has a saturated port at every rate change (no dependencies)."""
+    inst = result.instance
+    sch = result.schedule
+    assert sch is not None
+    cap_in = np.asarray(inst.fabric.ingress_capacity, dtype=float)
+    cap_out = np.asarray(inst.fabric.egress_capacity, dtype=float)
+    for t in np.unique(sch.time):
+        rates = sch.rates_at(float(t))
+        load_in = np.bincount(inst.flow_src, weights=rates, minlength=inst.num_ports)
+        load_out = np.bincount(inst.flow_dst, weights=rates, minlength=inst.num_ports)
+        full = (load_in[inst.flow_src] >= cap_in[inst.flow_src] * (1 - 1e-7)) | (
+            load_out[inst.flow_dst] >= cap_out[inst.flow_dst] * (1 - 1e-7)
+        )
+        eps = 1e-9 * max(1.0, float(t))
+        active = (inst.flow_release <= t + eps) & (result.flow_completion > t + eps)
+        idle = np.flatnonzero(active & ~full)
+        assert_(len(idle) == 0, f"t={t}: flows {idle.tolist()} have spare capacity at both ports")
+
+
+# ---------------------------------------------------------------------------------- fair
+@pytest.mark.parametrize("name", ["fig_3_2", "fig_4_6", "fig_5_1", "fig_b1"])
+def test_fair_sharing_reproduces_examples(name: str):
+    """Tests that per-flow max-min fairness gives the examples' "fair" CCTs (and FCTs where
+    stated): Fig. 3.2 CCT 5, Fig. 4.6 (N = 100) 3N − 1, Fig. 5.1 (4, 4), Fig. B.1 (2, 2, 1)."""
+    inst = EXAMPLES[name]()
+    expected = EXPECTED[name]
+    result = simulate(inst, FairSharing())
+    assert_(result.verified)
+    assert_allclose(result.cct, expected["cct"]["fair"], rtol=1e-9)
+    if "fair" in expected.get("fct", {}):
+        fct = result.flow_completion - inst.flow_release
+        assert_allclose(fct, expected["fct"]["fair"], rtol=1e-9)
+
+
+# ---------------------------------------------------------------------------------- PFP
+def test_pfp_fig_3_2():
+    """Tests that per-flow prioritisation takes 6 on Fig. 3.2, with FCTs {1, 1, 2, 2, 4, 6}
+    (spec §8.3)."""
+    result = simulate(fig_3_2(), PerFlowPriority())
+    expected = EXPECTED["fig_3_2"]
+    assert_(result.verified)
+    assert_allclose(result.cct, expected["cct"]["sff"])
+    assert_allclose(np.sort(result.flow_completion), expected["fct_sorted"]["sff"])
+    assert_allclose(result.flow_completion.mean(), expected["avg_fct"]["sff"])
+
+
+@pytest.mark.parametrize(
+    ("tie_break", "key"), [("smaller_coflow", "sff"), ("lifo", "sff"), ("fifo", "sff_tie_c1")]
+)
+def test_pfp_fig_5_1_tie_break(tie_break: Any, key: str):
+    """Tests Fig. 5.1's per-flow prioritisation rows: the thesis's 3.5 (avg FCT 2.8) needs the
+    tie on ingress 2 to go to C2's flow; FIFO ties give 4.0 (spec §8.5)."""
+    result = simulate(fig_5_1(), PerFlowPriority(tie_break=tie_break))
+    expected = EXPECTED["fig_5_1"]
+    assert_(result.verified)
+    assert_allclose(result.cct, expected["cct"][key])
+    assert_allclose(result.cct.mean(), expected["avg_cct"][key])
+    assert_allclose(result.flow_completion, expected["fct"][key])
+    assert_allclose(result.flow_completion.mean(), expected["avg_fct"][key])
+
+
+def test_pfp_reranks_when_a_flow_overtakes():
+    """Tests exact smallest-remaining-first: flow B (4 units at 0.75) catches flow A (3 units
+    at 0.25, limited by its egress) at t = 2 and from then on takes ingress 0 first."""
+    inst = Instance(Fabric(2, 1.0, np.array([0.25, 1.0])), [0, 1], [0, 0], [0, 1], [3.0, 4.0])
+    exact = simulate(inst, PerFlowPriority())
+    assert_(exact.verified)
+    assert_allclose(exact.flow_completion, [14.5, 4.5])
+    sch = exact.schedule
+    assert sch is not None
+    assert_allclose(sch.rates_at(2.0), [0.0, 1.0])
+    lazy = simulate(inst, PerFlowPriority(exact=False))
+    assert_allclose(lazy.flow_completion, [12.0, 16 / 3])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pfp_is_srpt_on_one_port(seed: int):
+    """Tests that on one port with everything released at 0, flows finish in increasing size,
+    at the running sums of the sorted sizes (SRPT on one machine)."""
+    inst = single_port(7, seed=seed)
+    result = simulate(inst, PerFlowPriority())
+    sizes = np.asarray(inst.flow_size)
+    order = np.argsort(sizes, kind="stable")
+    expected = np.empty(len(sizes))
+    expected[order] = np.cumsum(sizes[order])
+    assert_allclose(result.flow_completion, expected)
+
+
+def test_pfp_rejects_bad_tie_break():
+    """Tests that an unknown tie-break raises ValueError."""
+    with pytest.raises(ValueError):
+        PerFlowPriority(tie_break="random")
+
+
+# ---------------------------------------------------------------------------------- FIFO-LM
+def test_fifo_lm_multiplexes_heavy_coflows():
+    """Tests that the head coflow blocks the next one until it has sent the threshold, then
+    they share the port per flow."""
+    inst = Instance.from_coflows([Coflow([(0, 0, 20.0)]), Coflow([(0, 0, 4.0)])], 1)
+    result = simulate(inst, FifoLM(threshold=5.0))
+    assert_(result.verified)
+    assert_allclose(result.coflow_completion, [24.0, 13.0])
+    sch = result.schedule
+    assert sch is not None
+    assert_allclose(sch.rates_at(4.9), [1.0, 0.0])
+    assert_allclose(sch.rates_at(5.0), [0.5, 0.5])
+
+
+def test_fifo_lm_limits_multiplexing_to_first_light_coflow():
+    """Tests that only the heavy prefix and the first light coflow share a port: the third
+    coflow waits while the second is still light."""
+    inst = Instance.from_coflows(
+        [Coflow([(0, 0, 20.0)]), Coflow([(0, 0, 10.0)]), Coflow([(0, 0, 1.0)])], 1
+    )
+    result = simulate(inst, FifoLM(threshold=5.0))
+    assert_(result.verified)
+    sch = result.schedule
+    assert sch is not None
+    assert_allclose(sch.rates_at(6.0), [0.5, 0.5, 0.0])
+    # coflow 1 turns heavy at t = 15 (5 + 5/0.5): then all three share
+    assert_allclose(sch.rates_at(15.0), [1 / 3, 1 / 3, 1 / 3])
+
+
+def test_fifo_lm_counts_bytes_per_port():
+    """Tests decentralisation: a coflow sending 3 + 3 units over two ports is heavy (threshold
+    5) for a global count but not at either port."""
+    first = Coflow([(0, 0, 3.0), (1, 1, 3.0)])
+    later = Coflow([(0, 0, 1.0)])
+    inst = Instance.from_coflows([first, later], 2)
+    local = simulate(inst, FifoLM(threshold=5.0))
+    glob = simulate(inst, FifoLM(threshold=5.0, local=False))
+    assert_(local.verified and glob.verified)
+    assert_allclose(local.coflow_completion, [3.0, 4.0])
+    # globally heavy at t = 2.5 (2 × 2.5 units): from then the later coflow shares port 0
+    assert_allclose(glob.coflow_completion, [3.5, 4.0])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fifo_lm_zero_threshold_is_fair_sharing(seed: int):
+    """Tests that with threshold 0 every coflow is heavy at once, so FIFO-LM is per-flow
+    max-min fair sharing."""
+    inst = uniform(4, 7, density=0.4, release_rate=0.7, seed=seed)
+    lm = simulate(inst, FifoLM(threshold=0.0))
+    fair = simulate(inst, FairSharing())
+    assert_allclose(lm.flow_completion, fair.flow_completion, rtol=1e-9)
+
+
+def test_fifo_lm_calibrated_threshold():
+    """Tests that the calibrated threshold is the percentile of the coflow sizes (thesis:
+    80th percentile)."""
+    inst = uniform(4, 9, seed=3)
+    assert_allclose(FifoLM.calibrated(inst).threshold, np.percentile(inst.total_size, 80))
+    assert_(not FifoLM.calibrated(inst, 50, local=False).local)
+
+
+@pytest.mark.parametrize("threshold", [-1.0, math.nan])
+def test_fifo_lm_rejects_bad_threshold(threshold: float):
+    """Tests that a negative or NaN threshold raises ValueError."""
+    with pytest.raises(ValueError):
+        FifoLM(threshold=threshold)
+
+
+# ---------------------------------------------------------------------------------- shared
+def _records_before(result: SimulationResult, t: float) -> tuple[np.ndarray, ...]:
+    sch = result.schedule
+    assert sch is not None
+    keep = sch.time < t
+    return sch.time[keep], sch.flow[keep], sch.rate[keep]
+
+
+def _enlarged_runs(
+    make: Any, seed: int, which: str = "last"
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Records before the enlarged flow's completion, with and without the enlargement."""
+    inst = uniform(4, 6, density=0.5, release_rate=1.0, seed=300 + seed)
+    first = simulate(inst, make())
+    pick = np.argmax if which == "last" else np.argmin
+    f = int(pick(first.flow_completion))
+    sizes = np.array(inst.flow_size)
+    sizes[f] += 7.0
+    second = simulate(inst.replace(flow_size=sizes), make())
+    assert_(first.verified and second.verified)
+    cut = float(first.flow_completion[f])
+    return _records_before(first, cut), _records_before(second, cut)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [FairSharing, lambda: FifoLM(threshold=3.0), lambda: FifoLM(threshold=3.0, local=False)],
+)
+@pytest.mark.parametrize("which", ["first", "last"])
+@pytest.mark.parametrize("seed", range(3))
+def test_non_clairvoyant_decisions_ignore_unobserved_sizes(make: Any, seed: int, which: str):
+    """Tests non-clairvoyance: enlarging the first or the last flow to finish changes no
+    decision before that flow would have completed."""
+    a, b = _enlarged_runs(make, seed, which)
+    assert_(len(a[0]) > 0)
+    assert_equal(a[1], b[1])
+    assert_allclose(a[0], b[0], rtol=1e-12)
+    assert_allclose(a[2], b[2], rtol=1e-12)
+
+
+def test_clairvoyant_pfp_sees_the_enlarged_flow():
+    """Tests that the non-clairvoyance check can fail: PFP, which ranks by size, decides
+    differently before the enlarged flow would have completed."""
+    differs = []
+    for seed in range(3):
+        a, b = _enlarged_runs(PerFlowPriority, seed, "first")
+        same = len(a[0]) == len(b[0]) and all(
+            np.array_equal(x, y) for x, y in zip(a, b, strict=True)
+        )
+        differs.append(not same)
+    assert_(all(differs))
+
+
+def _with_dependencies(seed: int) -> Instance:
+    base = uniform(3, 6, density=0.5, release_rate=1.0, seed=seed)
+    return base.replace(dependencies=[(0, 2), (1, 2), (2, 4), (3, 5)])
+
+
+INSTANCES = {
+    "uniform": lambda: uniform(4, 8, density=0.4, seed=1),
+    "uniform-online": lambda: uniform(5, 10, density=0.3, release_rate=0.5, seed=2),
+    "weights": lambda: uniform(4, 8, density=0.4, release_rate=0.5, weights=(1, 4), seed=3),
+    "deadlines": lambda: assign_deadlines(uniform(4, 8, density=0.4, seed=4), seed=4),
+    "single_port": lambda: single_port(8, seed=5),
+    "dependencies": lambda: _with_dependencies(6),
+    "real_sizes": lambda: uniform(
+        3, 6, sizes=(0.5, 30.0), integral=False, release_rate=0.3, seed=7
+    ),
+    "fb_like": lambda: fb_like(40, num_ports=30, seed=11),
+}
+
+POLICIES = {
+    "fair": FairSharing,
+    "pfp": PerFlowPriority,
+    "pfp-lifo-lazy": lambda: PerFlowPriority(tie_break="lifo", exact=False),
+    "pfp-smaller-coflow": lambda: PerFlowPriority(tie_break="smaller_coflow"),
+    "fifo-lm": lambda: FifoLM(threshold=5.0),
+    "fifo-lm-default": FifoLM,
+    "fifo-lm-global": lambda: FifoLM(threshold=5.0, local=False),
+}
+
+
+@pytest.mark.parametrize("inst_name", sorted(INSTANCES))
+@pytest.mark.parametrize("policy_name", sorted(POLICIES))
+def test_schedules_verify_on_generated_instances(inst_name: str, policy_name: str):
+    """Tests that every baseline's schedule passes the verifier on generated instances
+    (releases, weights, deadlines, one port, dependencies, real sizes, FB-like) and is work
+    conserving."""
+    inst = INSTANCES[inst_name]()
+    result = simulate(inst, POLICIES[policy_name]())
+    assert_(result.verified)
+    assert_(bool(np.isfinite(result.coflow_completion).all()))
+    if not len(inst.dependencies) and inst.num_flows < 1000:
+        assert_work_conserving(result)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy_name", ["pfp", "fifo-lm-default"])
+def test_full_size_fb_like_verifies(policy_name: str):
+    """Tests the baselines on ``fb_like(40)`` at its default 150 ports."""
+    result = simulate(fb_like(40, seed=11), POLICIES[policy_name](), record=False)
+    assert_(result.verified)
+
+
+def test_policy_metadata():
+    """Tests the registry names and which baselines are clairvoyant."""
+    assert_equal((FairSharing.name, PerFlowPriority.name, FifoLM.name), ("fair", "pfp", "fifo-lm"))
+    assert_(PerFlowPriority.clairvoyant)
+    assert_(not FairSharing.clairvoyant and not FifoLM.clairvoyant)
