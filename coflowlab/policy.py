@@ -17,8 +17,9 @@ A policy declares which it is with the class attribute ``clairvoyant``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -91,7 +92,7 @@ class ObservedState:
     time
         The current time.
     flows
-        Indices of the active flows.
+        Indices of the active flows, in increasing order.
     src, dst, coflow
         Their ingress ports, egress ports and coflow indices.
     sent
@@ -118,12 +119,12 @@ class ObservedState:
         "_cache",
         "_coflow_sent_done",
         "_columns",
+        "_flows",
         "_rate",
         "arrived",
         "coflow_arrival",
         "completed",
         "completed_coflows",
-        "flows",
         "time",
         "woken",
     )
@@ -134,7 +135,7 @@ class ObservedState:
         clairvoyant: bool,
         *,
         time: float,
-        flows: IntArray,
+        flows: IntArray | Callable[[], IntArray],
         rate: FloatArray,
         base_sent: FloatArray,
         base_t: FloatArray,
@@ -155,7 +156,8 @@ class ObservedState:
         if clairvoyant:
             self._columns["size"] = instance.flow_size
         self.time = time
-        self.flows = _readonly(flows)
+        # listed on first use: a policy that never reads it never pays for it
+        self._flows = flows if callable(flows) else _readonly(flows)
         self.coflow_arrival = _readonly(coflow_arrival)
         self.arrived = arrived
         self.completed = completed
@@ -166,6 +168,14 @@ class ObservedState:
         self._base_t = base_t
         self._coflow_sent_done = coflow_sent_done
         self._cache: dict[str, Any] = {}
+
+    @property
+    def flows(self) -> IntArray:
+        """Indices of the active flows, in increasing order."""
+        value = self._flows
+        if callable(value):
+            value = self._flows = _readonly(value())
+        return value
 
     def _lookup(self, name: str) -> Any:
         value = self._cache.get(name)
@@ -280,12 +290,23 @@ class Decision:
         Instead of ``rates``: ``(flows, rates)``, new rates for some active flows (global flow
         indices); all others keep theirs. Lets a policy that knows what changed avoid
         touching every active flow.
+    notify
+        Which completions wake the policy until its next decision: ``"flow"`` (default), every
+        flow completion; ``"coflow"``, only those that complete a coflow. Flows finishing in
+        between simply stop (the others keep their rates), and the policy sees them in
+        ``completed`` at its next decision. For policies that reallocate only at coflow events
+        (Varys); the simulator then runs those completions in compiled code.
     """
 
     rates: FloatArray | None = None
     wakeup: float | None = None
     reject: IntArray | None = None
     update: tuple[IntArray, FloatArray] | None = None
+    notify: Literal["flow", "coflow"] = "flow"
+
+    def __post_init__(self) -> None:
+        if self.notify not in ("flow", "coflow"):
+            raise ValueError(f"Decision.notify must be 'flow' or 'coflow', not {self.notify!r}")
 
 
 @runtime_checkable

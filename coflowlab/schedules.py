@@ -235,15 +235,26 @@ class FluidScheduleBuilder:
 
     def set_rates(self, time: float, flows: npt.ArrayLike, rates: npt.ArrayLike) -> None:
         """Records that from ``time`` on, each of ``flows`` sends at its ``rates`` entry."""
-        if time < self._last_time:
-            raise InvalidScheduleError(
-                f"set_rates: time {time!r} is before the previous event {self._last_time!r}"
-            )
-        self._last_time = time
+        f = np.asarray(flows, dtype=np.int64).ravel()
+        self.extend(np.full(f.size, float(time)), f, rates)
+
+    def extend(self, times: npt.ArrayLike, flows: npt.ArrayLike, rates: npt.ArrayLike) -> None:
+        """Records several events at once: from ``times[i]`` on, ``flows[i]`` sends at
+        ``rates[i]``; ``times`` must not decrease, nor start before the previous event."""
+        time = np.asarray(times, dtype=np.float64).ravel()
         f = np.asarray(flows, dtype=np.int64).ravel()
         k = f.size
         if not k:
             return
+        prev = np.concatenate(([self._last_time], time[:-1]))
+        back = np.flatnonzero(time < prev)
+        if back.size:
+            i = int(back[0])
+            raise InvalidScheduleError(
+                f"set_rates: time {float(time[i])!r} is before the previous event "
+                f"{float(prev[i])!r}"
+            )
+        self._last_time = float(time[-1])
         end = self._size + k
         if end > len(self._time):
             grow = max(end, 2 * len(self._time))

@@ -21,14 +21,13 @@ import heapq
 import math
 import time as _time
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .constants import TOL
 from .exceptions import CoflowlabError
+from .flow_state import FlowState
 from .instance import Instance
 from .policy import ClairvoyantState, Decision, InstanceView, ObservedState, Policy
 from .schedules import FluidSchedule, FluidScheduleBuilder
@@ -193,6 +192,11 @@ class _Recorder:
         if len(flows) and (self.record or self.stream is not None):
             self.builder.set_rates(t, flows, rates)
 
+    def extend(self, times: np.ndarray, flows: np.ndarray, rates: np.ndarray) -> None:
+        self.total += len(flows)
+        if len(flows) and (self.record or self.stream is not None):
+            self.builder.extend(times, flows, rates)
+
     def flush_if_large(self) -> None:
         """Feeds the buffer to the streaming verifier; call only between time groups."""
         if self.stream is not None and not self.record and len(self.builder) >= STREAM_RECORDS:
@@ -206,115 +210,6 @@ class _Recorder:
             self.stream.feed(*self.builder.records())
             self.builder.clear()
         return None
-
-
-@cache
-def _kernels() -> dict[str, Any]:
-    """The engine's bookkeeping loops, compiled with numba on first use."""
-    from numba import njit
-
-    @njit(cache=True)
-    def tree_update(tree, leaves, idx, vals):  # pragma: no cover - numba
-        # min segment tree: leaf f holds flow f's projected completion time
-        for k in range(idx.shape[0]):
-            i = leaves + idx[k]
-            tree[i] = vals[k]
-            i //= 2
-            while i >= 1:
-                a = tree[2 * i]
-                b = tree[2 * i + 1]
-                v = a if a < b else b
-                if tree[i] == v:
-                    break
-                tree[i] = v
-                i //= 2
-
-    @njit(cache=True)
-    def tree_due(tree, leaves, thr):  # pragma: no cover - numba
-        # every leaf whose value is <= thr, by depth-first search of subtrees with min <= thr
-        out = []
-        stack = [1]
-        while len(stack) > 0:
-            i = stack.pop()
-            if tree[i] > thr:
-                continue
-            if i >= leaves:
-                out.append(i - leaves)
-            else:
-                stack.append(2 * i + 1)
-                stack.append(2 * i)
-        return np.array(out, dtype=np.int64)
-
-    @njit(cache=True)
-    def swap_remove(act, pos, size, flows):  # pragma: no cover - numba
-        for k in range(flows.shape[0]):
-            f = flows[k]
-            p = pos[f]
-            last = act[size - 1]
-            act[p] = last
-            pos[last] = p
-            pos[f] = -1
-            size -= 1
-        return size
-
-    return {"tree_update": tree_update, "tree_due": tree_due, "swap_remove": swap_remove}
-
-
-class _Flows:
-    """Per-flow rate state over the whole instance, updated only where something changes.
-
-    A flow's bytes sent are kept as of its last rate change (``base_sent`` at ``base_t``), so
-    advancing time touches nothing; its projected completion time sits in a min segment tree,
-    so the next completion is the root. The active flows are a compact array with swap-remove
-    (their order is not meaningful).
-    """
-
-    def __init__(self, inst: Instance) -> None:
-        nf = inst.num_flows
-        self.size = inst.flow_size
-        self.rate = np.zeros(nf)
-        self.base_sent = np.zeros(nf)
-        self.base_t = np.zeros(nf)
-        self.leaves = 1 << max(0, (nf - 1).bit_length())
-        self.tree = np.full(2 * self.leaves, np.inf)
-        self.act = np.zeros(nf, dtype=np.int64)
-        self.pos = np.full(nf, -1, dtype=np.int64)
-        self.count = 0
-        self.k = _kernels()
-
-    @property
-    def active(self) -> np.ndarray:
-        return self.act[: self.count]
-
-    def add(self, flows: np.ndarray, t: float) -> None:
-        k = len(flows)
-        self.act[self.count : self.count + k] = flows
-        self.pos[flows] = np.arange(self.count, self.count + k)
-        self.count += k
-        self.base_t[flows] = t
-
-    def set_rates(self, flows: np.ndarray, rates: np.ndarray, t: float) -> None:
-        sent = self.base_sent[flows] + self.rate[flows] * (t - self.base_t[flows])
-        self.base_sent[flows] = sent
-        self.base_t[flows] = t
-        self.rate[flows] = rates
-        with np.errstate(divide="ignore", invalid="ignore"):
-            proj = np.where(rates > 0, t + (self.size[flows] - sent) / rates, np.inf)
-        self.k["tree_update"](self.tree, self.leaves, flows, proj)
-
-    def next_completion(self) -> float:
-        return float(self.tree[1])
-
-    def due(self, thr: float) -> np.ndarray:
-        return self.k["tree_due"](self.tree, self.leaves, thr)
-
-    def finish(self, flows: np.ndarray, t: float) -> None:
-        """Removes completed flows (their rate drops to 0 at ``t``)."""
-        self.set_rates(flows, np.zeros(len(flows)), t)
-        self.count = self.k["swap_remove"](self.act, self.pos, self.count, flows)
-
-    def remove(self, flows: np.ndarray) -> None:
-        self.count = self.k["swap_remove"](self.act, self.pos, self.count, flows)
 
 
 def simulate(
@@ -384,15 +279,24 @@ def simulate(
     rejected: list[int] = []
     is_rejected = np.zeros(n, dtype=bool)
 
-    fl = _Flows(inst)
+    fl = FlowState(inst)
     t = arrivals.next_time()
     wakeup = math.inf
-    events = 0
+    notify = "flow"
+    events = decisions = 0
     # what happened since the policy was last asked (it is not asked while nothing is active)
     arrived_since: list[np.ndarray] = []
     completed_since: list[np.ndarray] = []
     completed_coflows_since: list[np.ndarray] = []
     woken = False
+
+    def coflows_done(fin: np.ndarray, at: float) -> None:
+        # coflows whose last flow is among fin (all completed at ``at``)
+        cof = np.unique(inst.flow_coflow[fin])
+        done = cof[coflow_left[cof] == 0]
+        coflow_done_at[done] = at
+        arrivals.coflows_completed(done, at)
+        completed_coflows_since.append(done)
 
     while True:
         arrived = arrivals.pop_until(t)
@@ -406,14 +310,14 @@ def simulate(
             break
         if fl.count:
             events += 1
+            decisions += 1
             if max_events is not None and events > max_events:
                 raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
-            active = fl.active
             state = state_class(
                 inst,
                 clairvoyant,
                 time=t,
-                flows=active,
+                flows=lambda: fl.active,
                 rate=fl.rate,
                 base_sent=fl.base_sent,
                 base_t=fl.base_t,
@@ -431,10 +335,9 @@ def simulate(
                     f"policy {policy.name!r} returned {type(decision).__name__}, not a Decision"
                 )
             wakeup = math.inf if decision.wakeup is None else float(decision.wakeup)
-            flows, rates = _changes(policy.name, decision, active, fl, t)
-            if len(flows):
-                recorder.add(t, flows, rates)
-                fl.set_rates(flows, rates, t)
+            notify = decision.notify
+            flows, rates = _apply(policy.name, decision, fl, t)
+            recorder.add(t, flows, rates)
             if decision.reject is not None and len(decision.reject):
                 _reject(
                     inst,
@@ -446,8 +349,24 @@ def simulate(
                 )
         recorder.flush_if_large()
 
-        # next event: an arrival, a completion or a wake-up
         t_wake = wakeup if wakeup > t else math.inf
+        if notify == "coflow" and fl.count:
+            # completions the policy does not need to see, up to the next coflow completion
+            fin, times, instants, hit = fl.drain(
+                min(arrivals.next_time(), t_wake), tol, coflow_left, coflow_sent_done
+            )
+            if len(fin):
+                events += instants - hit  # the instant that completes a coflow is counted below
+                flow_done_at[fin] = times
+                recorder.extend(times, fin, np.zeros(len(fin)))
+                completed_since.append(fin)
+                if hit:
+                    t = float(times[-1])
+                    coflows_done(fin[times == t], t)
+                    woken = False
+                    continue
+
+        # next event: an arrival, a completion or a wake-up
         t_next = min(arrivals.next_time(), fl.next_completion(), t_wake)
         if math.isinf(t_next):
             if fl.count:
@@ -458,21 +377,16 @@ def simulate(
             break
         woken = t_next >= wakeup
         t = t_next
-        fin = fl.due(t + tol * max(1.0, abs(t)))
+        fin = fl.due(t, tol)
         if len(fin):
-            fin.sort()
             flow_done_at[fin] = t
             recorder.add(t, fin, np.zeros(len(fin)))
             fl.finish(fin, t)
             fin_coflow = inst.flow_coflow[fin]
-            counts = np.bincount(fin_coflow, minlength=n)
-            coflow_sent_done += np.bincount(fin_coflow, weights=inst.flow_size[fin], minlength=n)
-            coflow_left -= counts
-            completed_coflows = np.flatnonzero((counts > 0) & (coflow_left == 0))
-            coflow_done_at[completed_coflows] = t
-            arrivals.coflows_completed(completed_coflows, t)
+            np.subtract.at(coflow_left, fin_coflow, 1)
+            np.add.at(coflow_sent_done, fin_coflow, inst.flow_size[fin])
+            coflows_done(fin, t)
             completed_since.append(fin)
-            completed_coflows_since.append(completed_coflows)
 
     schedule = recorder.finish()
     wall = _time.perf_counter() - started
@@ -506,40 +420,42 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _changes(
-    name: str, decision: Decision, active: np.ndarray, fl: _Flows, t: float
+def _apply(
+    name: str, decision: Decision, fl: FlowState, t: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The flows whose rate the decision changes, and their new rates (validated)."""
+    """Applies the decision's rates; returns the flows whose rate changed and their rates."""
     if decision.rates is not None:
-        new = np.asarray(decision.rates, dtype=float)
-        if new.shape != active.shape:
+        active = flows = fl.active
+        rates = np.asarray(decision.rates, dtype=float)
+        if rates.shape != active.shape:
             raise SimulationError(
-                f"policy {name!r} returned {new.shape[0] if new.ndim else 0} rates for "
+                f"policy {name!r} returned {rates.shape[0] if rates.ndim else 0} rates for "
                 f"{len(active)} active flows at t={t!r}"
             )
-        changed = np.flatnonzero(new != fl.rate[active])
-        flows, rates = active[changed], new[changed]
     elif decision.update is not None:
         flows = np.asarray(decision.update[0], dtype=np.int64)
         rates = np.asarray(decision.update[1], dtype=float)
-        known = flows.shape == rates.shape and np.all((flows >= 0) & (flows < len(fl.pos)))
-        if not known or (len(flows) and np.any(fl.pos[flows] < 0)):
+        if flows.shape != rates.shape or flows.ndim != 1:
             raise SimulationError(
-                f"policy {name!r} updated rates of flows that are not active at t={t!r}"
+                f"policy {name!r} returned an update of {flows.shape} flows and {rates.shape} "
+                f"rates at t={t!r}"
             )
-        changed = np.flatnonzero(rates != fl.rate[flows])
-        flows, rates = flows[changed], rates[changed]
     else:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    if not np.all(np.isfinite(rates)):
+    changed, new, status = fl.apply(flows, rates, t)
+    if status == -1:
+        raise SimulationError(
+            f"policy {name!r} updated rates of flows that are not active at t={t!r}"
+        )
+    if status == -2:
         raise SimulationError(f"policy {name!r} returned non-finite rates at t={t!r}")
-    return flows, rates
+    return changed, new
 
 
 def _reject(
     inst: Instance,
     coflows: np.ndarray,
-    fl: _Flows,
+    fl: FlowState,
     is_rejected: np.ndarray,
     rejected: list[int],
     arrivals: _Arrivals,

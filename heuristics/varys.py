@@ -465,11 +465,12 @@ class Varys:
         if self.reschedule_on == "flow" and len(st.completed):
             change = True
         if not self.starvation:
-            return Decision(self._allocate(st) if change else None)
+            rates = self._allocate(st) if change else None
+            return Decision(rates, notify=self.reschedule_on)
         end = self._phase_end
         if end is not None and t < end - 1e-12 * max(1.0, abs(end)):
             if not change:
-                return Decision(None, wakeup=end)
+                return Decision(None, wakeup=end, notify=self.reschedule_on)
         elif self._boundary(st, t):
             change = True
         if self._in_delta and change and not (self._star & self._track.present).any():
@@ -481,7 +482,7 @@ class Varys:
             self._fresh = False
         elif rates is not None and not self._in_delta:
             self._served |= running
-        return Decision(rates, wakeup=self._phase_end)
+        return Decision(rates, wakeup=self._phase_end, notify=self.reschedule_on)
 
     def _start_t_interval(self, t: float) -> None:
         self._in_delta = False
@@ -813,7 +814,7 @@ class VarysDeadline:
         if self.reschedule_on == "flow" and len(st.completed):
             change = True
         if not change:
-            return Decision(None)
+            return Decision(None, notify=self.reschedule_on)
         t = float(st.time)
         rem = np.asarray(st.remaining, dtype=np.float64)
         src = np.asarray(st.src, dtype=np.int64)
@@ -850,8 +851,8 @@ class VarysDeadline:
         )
         if len(rejected):
             self._track.present[rejected] = False
-            return Decision(rates, reject=rejected)
-        return Decision(rates)
+            return Decision(rates, reject=rejected, notify=self.reschedule_on)
+        return Decision(rates, notify=self.reschedule_on)
 
     def _left(
         self, rates: FloatArray, src: IntArray, dst: IntArray

@@ -211,3 +211,61 @@ def test_max_events_stops_the_run():
     inst = Instance.from_matrices([[[1.0]], [[1.0]], [[1.0]]])
     with pytest.raises(SimulationError, match="max_events=1"):
         simulate(inst, Greedy(), max_events=1)
+
+
+class NaNRates(Stuck):
+    name: ClassVar[str] = "toy-nan"
+
+    def decide(self, state):
+        return Decision(np.full(state.num_active, np.nan))
+
+
+def test_non_finite_rates_raise():
+    """Tests that a NaN rate is refused before any rate is changed."""
+    inst = Instance.from_matrices([[[1.0, 0], [0, 0]]])
+    with pytest.raises(SimulationError, match="non-finite rates at t=0.0"):
+        simulate(inst, NaNRates())
+
+
+def test_decision_notify_is_checked():
+    """Tests that an unknown ``notify`` value is refused when the decision is made."""
+    with pytest.raises(ValueError, match="'flow' or 'coflow'"):
+        Decision(notify="flows")  # type: ignore[arg-type]
+
+
+class QuietGreedy(Greedy):
+    """Greedy that asks to be woken only at coflow events; logs what it is shown."""
+
+    name: ClassVar[str] = "toy-quiet"
+
+    def reset(self, view):
+        super().reset(view)
+        self.log = []
+
+    def decide(self, state):
+        self.log.append((state.time, sorted(state.completed.tolist())))
+        assert np.all(np.diff(state.flows) > 0)  # listed in increasing order
+        return Decision(super().decide(state).rates, notify="coflow")
+
+
+def test_quiet_flow_completions_are_reported_at_the_next_decision():
+    """Tests ``notify="coflow"``: coflow 0's flows finish at 1 and 2 (hand computation) without
+    waking the policy; it is asked again when the coflow completes at 2, and is then shown
+    both completed flows; the schedule verifies with those exact times."""
+    inst = Instance.from_matrices([[[1.0, 0], [0, 2.0]], [[0, 0], [0, 1.0]]])
+    policy = QuietGreedy()
+    result = simulate(inst, policy)
+    assert policy.log == [(0.0, []), (2.0, [0, 1])]
+    assert_allclose(result.flow_completion, [1.0, 2.0, 3.0])
+    assert_allclose(result.coflow_completion, [2.0, 3.0])
+    assert result.num_events == 3  # t = 0, the quiet completion at 1, and t = 2
+
+
+def test_builder_extend_refuses_decreasing_times():
+    """Tests that records added in a batch must not go back in time."""
+    b = cl.FluidScheduleBuilder(2)
+    b.extend([1.0, 2.0], [0, 1], [0.5, 0.5])
+    with pytest.raises(cl.InvalidScheduleError, match="time 1.5 is before the previous event 3.0"):
+        b.extend([3.0, 1.5], [0, 1], [0.0, 0.0])
+    with pytest.raises(cl.InvalidScheduleError, match="time 0.0 is before the previous event"):
+        b.set_rates(0.0, [0], [1.0])

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -300,18 +301,47 @@ class Spy:
         return d
 
 
+class AskAtEveryFlow(Spy):
+    """Wraps a policy and asks the simulator to wake it at every flow completion."""
+
+    def decide(self, state: ObservedState) -> Decision:
+        return dataclasses.replace(super().decide(state), notify="flow")
+
+
 @pytest.mark.parametrize("policy", [Varys, VarysDeadline])
 def test_flow_only_completions_keep_the_rates(policy):
-    """Tests that a flow completion inside a running coflow returns Decision(None) (L1172),
-    and that reschedule_on="flow" recomputes there instead."""
-    kept = Spy(policy())
+    """Tests that a flow completion inside a running coflow changes no rate (L1172): by
+    default the policy is not even woken there (``notify="coflow"``); woken anyway, it returns
+    Decision(None); and reschedule_on="flow" recomputes there instead."""
+    quiet = Spy(policy())
+    run(fig_2_2(), quiet)
+    assert all(d.notify == "coflow" for *_, d in quiet.log)
+    assert not [d for a, c, cc, w, d in quiet.log if c and not a and not cc and not w]
+    kept = AskAtEveryFlow(policy())
     run(fig_2_2(), kept)
     flow_only = [d for a, c, cc, _, d in kept.log if c and not a and not cc]
     assert flow_only and all(d.rates is None and d.update is None for d in flow_only)
     redo = Spy(policy(reschedule_on="flow"))
     run(fig_2_2(), redo)
     flow_only = [d for a, c, cc, _, d in redo.log if c and not a and not cc]
-    assert flow_only and all(d.rates is not None for d in flow_only)
+    assert flow_only and all(d.rates is not None and d.notify == "flow" for d in flow_only)
+
+
+@pytest.mark.parametrize("policy", [Varys, VarysDeadline, VarysFIFO])
+@pytest.mark.parametrize("seed", range(4))
+def test_quiet_completions_give_the_same_schedule(policy, seed):
+    """Tests that the simulator's compiled handling of unwatched flow completions
+    (``notify="coflow"``) produces exactly the schedule of asking the policy every time."""
+    inst = fb_like(12, num_ports=8, seed=seed)
+    inst = assign_deadlines(inst, seed=seed) if policy is VarysDeadline else inst
+    quiet, woken = run(inst, policy()), run(inst, AskAtEveryFlow(policy()))
+    a, b = quiet.schedule, woken.schedule
+    assert a is not None and b is not None
+    assert_equal(a.time, b.time)
+    assert_equal(a.flow, b.flow)
+    assert_equal(a.rate, b.rate)
+    assert_equal(quiet.coflow_completion, woken.coflow_completion)
+    assert quiet.num_events == woken.num_events
 
 
 def test_freed_bandwidth_waits_until_the_next_coflow_event():
