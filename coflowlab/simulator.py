@@ -235,7 +235,9 @@ def simulate(
         :class:`SimulationError` naming them.
     record
         Keep the :class:`FluidSchedule` in the result. With ``record=False`` and verification
-        on, records are verified as they are produced and then dropped, so memory stays flat.
+        on, records are verified as they are produced and then dropped, so memory stays flat;
+        except for a policy whose class sets ``rejects = True`` (admission control): its
+        schedule is verified on the admitted coflows only, once all records are in.
     tol
         Relative tolerance (see :mod:`coflowlab.constants`); flows whose remaining bytes are
         within it of zero complete at the current event.
@@ -268,8 +270,10 @@ def simulate(
     n, nf = inst.num_coflows, inst.num_flows
 
     arrivals = _Arrivals(inst)
-    stream = FluidVerifier(inst, tol=tol, horizon=None) if verify_schedule and not record else None
-    recorder = _Recorder(inst, record=record, stream=stream)
+    # a policy that may reject coflows is verified on the rest, which needs the records
+    keep = record or (verify_schedule and bool(getattr(policy, "rejects", False)))
+    stream = FluidVerifier(inst, tol=tol, horizon=None) if verify_schedule and not keep else None
+    recorder = _Recorder(inst, record=keep, stream=stream)
 
     flow_done_at = np.full(nf, np.nan)
     coflow_done_at = np.full(n, np.nan)
@@ -393,7 +397,7 @@ def simulate(
     rej = np.asarray(sorted(rejected), dtype=np.int64)
     report = None
     if verify_schedule:
-        report = _verified(inst, schedule, stream, rej, tol)
+        report = _verified(inst, schedule, stream, rej, tol, policy.name)
         if not report.feasible:
             raise SimulationError(
                 f"policy {policy.name!r} produced an infeasible schedule:\n{report.summary()}"
@@ -477,11 +481,15 @@ def _verified(
     stream: FluidVerifier | None,
     rejected: np.ndarray,
     tol: float,
+    policy_name: str,
 ) -> VerificationReport:
     """Verifies against the instance without the rejected coflows (they send nothing)."""
     if len(rejected):
         if schedule is None:  # streamed: rejection needs the records to re-index them
-            raise SimulationError("verification with rejected coflows needs record=True")
+            raise SimulationError(
+                f"policy {policy_name!r} rejected coflows but does not set rejects = True, so its "
+                "records were streamed; verifying the admitted coflows needs them (record=True)"
+            )
         keep = np.setdiff1d(np.arange(inst.num_coflows), rejected)
         sub = inst.subset(keep)
         flows = np.concatenate([inst.coflow_flows(int(k)) for k in keep])

@@ -770,6 +770,7 @@ class VarysDeadline:
 
     name: ClassVar[str] = "varys-deadline"
     clairvoyant: ClassVar[bool] = True
+    rejects: ClassVar[bool] = True  # admission control: verified on the admitted coflows
 
     def __init__(
         self,

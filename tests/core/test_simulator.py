@@ -223,7 +223,7 @@ class NaNRates(Stuck):
 def test_non_finite_rates_raise():
     """Tests that a NaN rate is refused before any rate is changed."""
     inst = Instance.from_matrices([[[1.0, 0], [0, 0]]])
-    with pytest.raises(SimulationError, match="non-finite rates at t=0.0"):
+    with pytest.raises(SimulationError, match=r"non-finite rates at t=0\.0"):
         simulate(inst, NaNRates())
 
 
@@ -265,7 +265,24 @@ def test_builder_extend_refuses_decreasing_times():
     """Tests that records added in a batch must not go back in time."""
     b = cl.FluidScheduleBuilder(2)
     b.extend([1.0, 2.0], [0, 1], [0.5, 0.5])
-    with pytest.raises(cl.InvalidScheduleError, match="time 1.5 is before the previous event 3.0"):
+    with pytest.raises(
+        cl.InvalidScheduleError, match=r"time 1\.5 is before the previous event 3\.0"
+    ):
         b.extend([3.0, 1.5], [0, 1], [0.0, 0.0])
-    with pytest.raises(cl.InvalidScheduleError, match="time 0.0 is before the previous event"):
+    with pytest.raises(cl.InvalidScheduleError, match=r"time 0\.0 is before the previous event"):
         b.set_rates(0.0, [0], [1.0])
+
+
+class DeclaredRejecting(Rejecting):
+    name: ClassVar[str] = "toy-reject-declared"
+    rejects: ClassVar[bool] = True
+
+
+def test_rejection_without_records_needs_the_rejects_flag():
+    """Tests that ``record=False`` verification works for a policy declaring ``rejects`` (the
+    simulator keeps the records it needs) and fails clearly for one that does not."""
+    inst = Instance.from_matrices([[[1.0, 0], [0, 0]], [[0, 1.0], [0, 0]], [[0, 0], [0, 1.0]]])
+    result = simulate(inst, DeclaredRejecting(), record=False)
+    assert result.schedule is None and result.verified and result.rejected.tolist() == [1]
+    with pytest.raises(SimulationError, match="does not set rejects = True"):
+        simulate(inst, Rejecting(), record=False)
