@@ -154,7 +154,15 @@ def _kernels() -> dict[str, Any]:
             if hit:
                 return np.array(out_f, dtype=np.int64), np.array(out_t), instants, True
 
-    return {"due": due, "apply": apply, "finish": finish, "drain": drain}
+    @njit(cache=True)
+    def sent_of(flows, t, rate, base_sent, base_t):  # pragma: no cover - numba
+        out = np.empty(flows.shape[0])
+        for j in range(flows.shape[0]):
+            f = flows[j]
+            out[j] = base_sent[f] + rate[f] * (t - base_t[f])
+        return out
+
+    return {"due": due, "apply": apply, "finish": finish, "drain": drain, "sent_of": sent_of}
 
 
 class FlowState:
@@ -221,6 +229,10 @@ class FlowState:
             self.tree,
             self.leaves,
         )
+
+    def sent(self, flows: IntArray, t: float) -> FloatArray:
+        """Bytes each of ``flows`` has sent by ``t`` (no later than its next rate change)."""
+        return self.k["sent_of"](flows, t, self.rate, self.base_sent, self.base_t)
 
     def next_completion(self) -> float:
         """The earliest projected completion time (``inf`` if no flow is sending)."""

@@ -114,13 +114,12 @@ class ObservedState:
     """
 
     __slots__ = (
-        "_base_sent",
-        "_base_t",
         "_cache",
         "_coflow_sent_done",
         "_columns",
         "_flows",
         "_rate",
+        "_sent_of",
         "arrived",
         "coflow_arrival",
         "completed",
@@ -137,8 +136,7 @@ class ObservedState:
         time: float,
         flows: IntArray | Callable[[], IntArray],
         rate: FloatArray,
-        base_sent: FloatArray,
-        base_t: FloatArray,
+        sent_of: Callable[[IntArray, float], FloatArray],
         coflow_sent_done: FloatArray,
         coflow_arrival: FloatArray,
         arrived: IntArray,
@@ -164,8 +162,7 @@ class ObservedState:
         self.completed_coflows = completed_coflows
         self.woken = woken
         self._rate = rate
-        self._base_sent = base_sent
-        self._base_t = base_t
+        self._sent_of = sent_of  # (flows, time) -> bytes sent, computed by the simulator
         self._coflow_sent_done = coflow_sent_done
         self._cache: dict[str, Any] = {}
 
@@ -216,9 +213,7 @@ class ObservedState:
         """Bytes each active flow has sent so far."""
         value = self._cache.get("sent")
         if value is None:
-            f = self.flows
-            sent = self._base_sent[f] + self._rate[f] * (self.time - self._base_t[f])
-            value = self._cache["sent"] = _readonly(sent)
+            value = self._cache["sent"] = _readonly(self._sent_of(self.flows, self.time))
         return value
 
     @property
