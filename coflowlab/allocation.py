@@ -7,6 +7,7 @@ never exceed a residual capacity (up to floating-point rounding).
 
 - :func:`max_min_fair`: per-flow (weighted) max-min fairness by progressive filling; what
   TCP approximates (Chowdhury's thesis §5, "per-flow fairness", L1137).
+  :func:`max_min_fair_levels` is its form on (ingress, egress) pairs, as port fill levels.
 - :func:`priority_greedy`: strict priority; in the given order each flow takes
   ``min(residual ingress, residual egress)`` (``specs/theory.md`` §1.4 F5; Sincronia's GREEDY).
 - :func:`madd`: MADD, Minimum Allocation for Desired Duration (thesis Ch. 4 §4.5.3, Eq. 4.1,
@@ -26,7 +27,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["backfill", "effective_bottleneck", "madd", "max_min_fair", "priority_greedy"]
+__all__ = [
+    "backfill",
+    "effective_bottleneck",
+    "madd",
+    "max_min_fair",
+    "max_min_fair_levels",
+    "priority_greedy",
+]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -55,10 +63,36 @@ def _kernels() -> dict[str, Any]:
         return rates
 
     @njit(cache=True)
+    def lowest(level):  # pragma: no cover - numba
+        # The first port of lowest level (-1 if all are inf). Four running minima, because
+        # one is a chain of dependent comparisons: this scan is most of a round's work.
+        n = level.shape[0]
+        b0 = b1 = b2 = b3 = np.inf
+        q = 0
+        while q + 4 <= n:
+            b0 = min(b0, level[q])
+            b1 = min(b1, level[q + 1])
+            b2 = min(b2, level[q + 2])
+            b3 = min(b3, level[q + 3])
+            q += 4
+        while q < n:
+            b0 = min(b0, level[q])
+            q += 1
+        best = min(min(b0, b1), min(b2, b3))
+        if best == np.inf:
+            return -1, best
+        p = 0
+        while level[p] != best:
+            p += 1
+        return p, best
+
+    @njit(cache=True)
     def maxmin(src, dst, cap_in, cap_out, weight, demand, by_demand):  # pragma: no cover
-        # Progressive filling. Each port's fill level (residual capacity / weight of its
-        # unfrozen flows) is kept up to date; every round freezes the flows of the port with
-        # the lowest level, or the flow that reaches its demand first. O(flows + ports²).
+        # Progressive filling on a flow list (the general case: demands, or few flows on
+        # many ports). Each port's fill level (residual capacity / weight of its unfrozen
+        # flows) is kept up to date; every round freezes the flows of the port with the
+        # lowest level, found through port -> flow adjacency (CSR), or the flow that
+        # reaches its demand first. O(flows + ports²).
         n = src.shape[0]
         m = cap_in.shape[0]
         P = 2 * m
@@ -92,12 +126,7 @@ def _kernels() -> dict[str, Any]:
         dp = 0
         left = n
         while left > 0:
-            bp = -1
-            best = np.inf
-            for p in range(P):
-                if level[p] < best:
-                    best = level[p]
-                    bp = p
+            bp, best = lowest(level)
             while dp < nd and frozen[by_demand[dp]]:
                 dp += 1
             demand_first = False
@@ -136,6 +165,65 @@ def _kernels() -> dict[str, Any]:
                 level[bp] = np.inf
                 res[bp] = 0.0
         return rates
+
+    @njit(cache=True)
+    def maxmin_pairs(weight, cap_in, cap_out):  # pragma: no cover - numba
+        # Progressive filling on an (ingress x egress) weight matrix. A pair is frozen when
+        # the first of its two ports fills, so a round freezes one row or column of the
+        # pairs still open; the result is the level at which each port froze.
+        # O(m² + rounds·m): no per-pair state, hence no per-pair work beyond one pass.
+        mi, mo = weight.shape
+        P = mi + mo
+        res = np.empty(P)
+        res[:mi] = cap_in
+        res[mi:] = cap_out
+        wsum = np.zeros(P)
+        count = np.zeros(P, dtype=np.int64)  # open pairs at each port
+        for i in range(mi):  # branch-free: whether a pair exists is unpredictable
+            row_sum = 0.0
+            row_count = 0
+            for j in range(mo):
+                w = weight[i, j]
+                row_sum += w
+                wsum[mi + j] += w
+                row_count += w > 0.0
+                count[mi + j] += w > 0.0
+            wsum[i] = row_sum
+            count[i] = row_count
+        level = np.full(P, np.inf)
+        for p in range(P):
+            if count[p] > 0:
+                level[p] = res[p] / wsum[p]
+        frozen_at = np.full(P, np.inf)
+        while True:
+            bp, best = lowest(level)
+            if bp < 0:
+                break
+            lev = best if best > 0.0 else 0.0  # rounding may leave a port a hair below 0
+            frozen_at[bp] = lev
+            level[bp] = np.inf
+            count[bp] = 0
+            # Freeze the open pairs of the port that filled and update their other ports.
+            # A pair is open iff its other port still is (a port closes when it fills or
+            # when its last pair is frozen). Two copies of one loop: row, then column.
+            if bp < mi:
+                for j in range(mo):
+                    w = weight[bp, j]
+                    b = mi + j
+                    if w > 0.0 and count[b] > 0:
+                        res[b] -= w * lev
+                        wsum[b] -= w
+                        count[b] -= 1
+                        level[b] = res[b] / wsum[b] if count[b] > 0 else np.inf
+            else:
+                for i in range(mi):
+                    w = weight[i, bp - mi]
+                    if w > 0.0 and count[i] > 0:
+                        res[i] -= w * lev
+                        wsum[i] -= w
+                        count[i] -= 1
+                        level[i] = res[i] / wsum[i] if count[i] > 0 else np.inf
+        return frozen_at
 
     @njit(cache=True)
     def madd_kernel(ptr, flows, remaining, src, dst, res_in, res_out, rates, gammas, tau):
@@ -187,11 +275,19 @@ def _kernels() -> dict[str, Any]:
                     res_out[dst[i]] = 0.0
         return rates
 
-    return {"greedy": greedy, "maxmin": maxmin, "madd": madd_kernel}
+    return {
+        "greedy": greedy,
+        "maxmin": maxmin,
+        "maxmin_pairs": maxmin_pairs,
+        "madd": madd_kernel,
+    }
 
 
 _NONE_INDEX = np.zeros(0, dtype=np.int64)
 _NONE_FLOAT = np.zeros(0)
+# max_min_fair fills port pairs rather than flows when there are at least 1/4 as many flows
+# as pairs (a dense matrix then costs no more than the flow list).
+_PAIRS_PER_FLOW = 4
 
 
 def _ports(src: npt.ArrayLike, dst: npt.ArrayLike) -> tuple[IntArray, IntArray]:
@@ -200,7 +296,7 @@ def _ports(src: npt.ArrayLike, dst: npt.ArrayLike) -> tuple[IntArray, IntArray]:
 
 def _caps(cap: npt.ArrayLike, m: int | None = None) -> FloatArray:
     arr = np.array(cap, dtype=np.float64)  # a copy: kernels consume it
-    return arr if m is None else np.broadcast_to(arr, (m,)).copy()
+    return arr if m is None or arr.shape == (m,) else np.broadcast_to(arr, (m,)).copy()
 
 
 def max_min_fair(
@@ -252,14 +348,68 @@ def max_min_fair(
     w = np.ones(n) if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
     if weight is not None and (w <= 0).any():
         raise ValueError("max_min_fair: weights must be positive")
-    if demand is None:  # the common case: the kernel reads demands only via by_demand
+    cin, cout = _caps(cap_in), _caps(cap_out)
+    mi, mo = len(cin), len(cout)
+    if demand is None and mi * mo <= _PAIRS_PER_FLOW * n:
+        # Flows with the same two ports rise together, so fill (ingress, egress) pairs
+        # weighted by their flows' total weight: O(m² + n) whatever the number of flows.
+        pair_weight = np.bincount(s * mo + d, weights=w, minlength=mi * mo)
+        level_in, level_out = max_min_fair_levels(pair_weight.reshape(mi, mo), cin, cout)
+        level = np.minimum(level_in[s], level_out[d])
+        return np.where(np.isfinite(level), w * level, 0.0)
+    if demand is None:  # the kernel reads demands only via by_demand
         dem, by_demand = _NONE_FLOAT, _NONE_INDEX
     else:
         dem = np.ascontiguousarray(demand, np.float64)
         finite = np.flatnonzero(np.isfinite(dem))
         by_demand = finite[np.argsort(dem[finite] / w[finite], kind="stable")]
-    cin, cout = _caps(cap_in), _caps(cap_out)
     return _kernels()["maxmin"](s, d, cin, cout, w, dem, by_demand)
+
+
+def max_min_fair_levels(
+    weight: npt.ArrayLike, cap_in: npt.ArrayLike, cap_out: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray]:
+    """Weighted max-min fairness between (ingress, egress) port pairs, as port fill levels.
+
+    Progressive filling (Bertsekas & Gallager, *Data Networks*, 2nd ed., ch. 6) where
+    ``weight[i, j]`` is the total weight of the flows from ingress ``i`` to egress ``j``:
+    every pair's rate per unit of weight (its *level*) rises at the same pace until one of
+    its ports is full. The port with the lowest level is the next to fill, and it freezes
+    all its open pairs at that level. Each round thus freezes one row or column of the
+    matrix, so the work is O(m² + rounds · m) for ``m`` ports, independent of the number of
+    flows behind the weights.
+
+    Parameters
+    ----------
+    weight
+        ``(m_in, m_out)`` non-negative weights; 0 means no flow between the two ports.
+    cap_in, cap_out
+        Residual capacity of each ingress and egress port.
+
+    Returns
+    -------
+    level_in, level_out
+        The level at which each port froze (``inf`` if it never limited a pair). A pair of
+        positive weight gets ``min(level_in[i], level_out[j])`` per unit of weight (rate
+        ``weight[i, j]`` times that), since its first port to fill froze it; levels only
+        rise from round to round.
+
+    Examples
+    --------
+    Thesis Fig. 3.2 at t = 0: three senders, two receivers, one flow per pair. The
+    receivers fill first, at 1/3 per flow; the senders never limit anything.
+
+    >>> level_in, level_out = max_min_fair_levels(np.ones((3, 2)), [1, 1, 1], [1, 1])
+    >>> level_in.tolist(), level_out.round(4).tolist()
+    ([inf, inf, inf], [0.3333, 0.3333])
+    """
+    w = np.ascontiguousarray(weight, dtype=np.float64)
+    if w.ndim != 2:
+        raise ValueError("max_min_fair_levels: weight must be a matrix")
+    mi, mo = w.shape
+    cin, cout = _caps(cap_in, mi), _caps(cap_out, mo)
+    frozen_at = _kernels()["maxmin_pairs"](w, cin, cout)
+    return frozen_at[:mi], frozen_at[mi:]
 
 
 def priority_greedy(

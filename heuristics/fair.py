@@ -5,8 +5,10 @@ The "per-flow fairness" baseline of Chowdhury's thesis (§5, L1137; ``specs/vary
 
 Flows between the same ingress and egress port are symmetric under per-flow max-min, so the
 allocation is computed on (ingress, egress) *pairs* weighted by their number of active flows
-(at most ``m²`` pairs, however many flows), and each pair keeps a linked list of its flows: at
-an event only the flows of pairs whose level changed get new rates (``Decision.update``).
+(an ``m x m`` matrix, however many flows: :func:`~coflowlab.allocation.max_min_fair_levels`).
+At an event only the flows of pairs whose level changed get new rates (``Decision.update``).
+To list those flows cheaply, every pair owns a fixed slice of one array of all flows (sorted
+by pair once, at the start) and keeps its active flows at the front of that slice.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from coflowlab.allocation import max_min_fair
+from coflowlab.allocation import max_min_fair_levels
 from coflowlab.policy import Decision, InstanceView, ObservedState
 
 __all__ = ["FairSharing"]
@@ -27,51 +29,66 @@ def _kernels() -> dict[str, Any]:
     from numba import njit
 
     @njit(cache=True)
-    def link(head, nxt, prv, count, pair, flows):  # pragma: no cover - numba
-        for k in range(flows.shape[0]):
-            f = flows[k]
+    def apply(order, pos, start, count, weight, pair, arrived, completed, touched, epoch):
+        # pragma: no cover - numba
+        # Active flows of pair p are order[start[p] : start[p] + count[p]]. An arrival is
+        # swapped to the end of that prefix, a completion with its last element: O(1) each.
+        for k in range(arrived.shape[0]):
+            f = arrived[k]
             p = pair[f]
-            h = head[p]
-            nxt[f] = h
-            prv[f] = -1
-            if h >= 0:
-                prv[h] = f
-            head[p] = f
+            swap(order, pos, pos[f], start[p] + count[p])
             count[p] += 1
-
-    @njit(cache=True)
-    def unlink(head, nxt, prv, count, pair, flows):  # pragma: no cover - numba
-        for k in range(flows.shape[0]):
-            f = flows[k]
+            weight[p] = count[p]
+            touched[p] = epoch
+        for k in range(completed.shape[0]):
+            f = completed[k]
             p = pair[f]
-            a = prv[f]
-            b = nxt[f]
-            if a >= 0:
-                nxt[a] = b
-            else:
-                head[p] = b
-            if b >= 0:
-                prv[b] = a
             count[p] -= 1
+            weight[p] = count[p]
+            swap(order, pos, pos[f], start[p] + count[p])
 
     @njit(cache=True)
-    def members(head, nxt, count, pairs, level):  # pragma: no cover - numba
-        total = 0
-        for k in range(pairs.shape[0]):
-            total += count[pairs[k]]
-        flows = np.empty(total, dtype=np.int64)
-        rates = np.empty(total)
-        j = 0
-        for k in range(pairs.shape[0]):
-            f = head[pairs[k]]
-            while f >= 0:
-                flows[j] = f
-                rates[j] = level[k]
-                j += 1
-                f = nxt[f]
+    def swap(order, pos, a, b):  # pragma: no cover - numba
+        f = order[a]
+        g = order[b]
+        order[a] = g
+        order[b] = f
+        pos[g] = a
+        pos[f] = b
+
+    @njit(cache=True)
+    def emit(order, start, count, level, level_in, level_out, touched, epoch):
+        # pragma: no cover - numba
+        # New rate of every pair; the flows of the pairs whose rate changed, or that gained
+        # a flow (it has no rate yet even if its pair's rate stays), get it. The first pass
+        # is branch-free (which pairs change is unpredictable); the second copies flows.
+        m = level_in.shape[0]
+        changed = np.empty(m * m, dtype=np.int64)
+        n_changed = 0
+        n_flows = 0
+        for i in range(m):
+            for j in range(m):
+                p = i * m + j
+                new = min(level_in[i], level_out[j])
+                # no port limits it (infinite capacity): no rate, as in max_min_fair
+                new = new if np.isfinite(new) and count[p] > 0 else 0.0
+                change = count[p] > 0 and (new != level[p] or touched[p] == epoch)
+                level[p] = new
+                changed[n_changed] = p
+                n_changed += change
+                n_flows += count[p] * change
+        flows = np.empty(n_flows, dtype=np.int64)
+        rates = np.empty(n_flows)
+        n = 0
+        for k in range(n_changed):
+            p = changed[k]
+            for q in range(start[p], start[p] + count[p]):
+                flows[n] = order[q]
+                rates[n] = level[p]
+                n += 1
         return flows, rates
 
-    return {"link": link, "unlink": unlink, "members": members}
+    return {"apply": apply, "emit": emit}
 
 
 class FairSharing:
@@ -94,27 +111,29 @@ class FairSharing:
         m = view.num_ports
         self.m = m
         self.cap_in, self.cap_out = view.cap_in, view.cap_out
-        self.pair = view.flow_src * m + view.flow_dst
-        nf = view.num_flows
-        self.head = np.full(m * m, -1, dtype=np.int64)
-        self.nxt = np.full(nf, -1, dtype=np.int64)
-        self.prv = np.full(nf, -1, dtype=np.int64)
-        self.count = np.zeros(m * m, dtype=np.int64)
+        self.pair = np.ascontiguousarray(view.flow_src * m + view.flow_dst, dtype=np.int64)
+        self.order = np.argsort(self.pair, kind="stable")  # all flows, grouped by pair
+        self.pos = np.empty_like(self.order)  # where each flow sits in order
+        self.pos[self.order] = np.arange(len(self.order))
+        self.start = np.searchsorted(self.pair[self.order], np.arange(m * m))
+        self.count = np.zeros(m * m, dtype=np.int64)  # active flows of each pair
+        self.weight = np.zeros((m, m))  # the same, as max-min weights
         self.level = np.zeros(m * m)  # the rate of every flow of each pair
+        self.touched = np.zeros(m * m, dtype=np.int64)  # last event a flow arrived at
+        self.epoch = 0
         self.k = _kernels()
 
     def decide(self, state: ObservedState) -> Decision:
-        k, m = self.k, self.m
-        k["link"](self.head, self.nxt, self.prv, self.count, self.pair, state.arrived)
-        k["unlink"](self.head, self.nxt, self.prv, self.count, self.pair, state.completed)
-        pairs = np.flatnonzero(self.count)
-        weight = self.count[pairs].astype(float)
-        total = max_min_fair(pairs // m, pairs % m, self.cap_in, self.cap_out, weight=weight)
-        level = total / weight
-        changed = np.flatnonzero(level != self.level[pairs])
-        self.level[:] = 0.0
-        self.level[pairs] = level
-        flows, rates = k["members"](
-            self.head, self.nxt, self.count, pairs[changed], level[changed]
-        )
+        self.epoch += 1
+        arrived = np.asarray(state.arrived, dtype=np.int64)
+        completed = np.asarray(state.completed, dtype=np.int64)
+        self.k["apply"](
+            self.order, self.pos, self.start, self.count, self.weight.ravel(), self.pair,
+            arrived, completed, self.touched, self.epoch,
+        )  # fmt: skip
+        level_in, level_out = max_min_fair_levels(self.weight, self.cap_in, self.cap_out)
+        flows, rates = self.k["emit"](
+            self.order, self.start, self.count, self.level, level_in, level_out,
+            self.touched, self.epoch,
+        )  # fmt: skip
         return Decision(update=(flows, rates))

@@ -53,6 +53,43 @@ def test_max_min_matches_the_textbook_reference(seed):
     assert_allclose(got, reference_max_min(src, dst, cap_in, cap_out, weight, demand), atol=1e-12)
 
 
+@pytest.mark.parametrize("pairs_per_flow", [0, np.inf])
+@pytest.mark.parametrize("seed", range(20))
+def test_both_max_min_paths_match_the_reference(seed, pairs_per_flow, monkeypatch):
+    """Tests the flow-list kernel and the pair-matrix kernel (forced by the density
+    threshold) against the reference, on many parallel flows and tie-prone capacities."""
+    monkeypatch.setattr(allocation, "_PAIRS_PER_FLOW", pairs_per_flow)
+    rng = np.random.default_rng(100 + seed)
+    m, n = int(rng.integers(2, 7)), int(rng.integers(20, 120))
+    src, dst = rng.integers(0, m, n), rng.integers(0, m, n)
+    cap_in, cap_out = rng.choice([0.5, 1], m), rng.choice([0.5, 1], m)  # many equal levels
+    weight = rng.integers(1, 3, n).astype(float) if seed % 2 else None
+    got = allocation.max_min_fair(src, dst, cap_in, cap_out, weight=weight)
+    assert_allclose(got, reference_max_min(src, dst, cap_in, cap_out, weight), atol=1e-12)
+
+
+def test_max_min_ties_freeze_every_tied_port():
+    """Tests a square of equal ports (every port ties at 1/2) and a weighted pair."""
+    r = allocation.max_min_fair([0, 0, 1, 1], [0, 1, 0, 1], [1, 1], [1, 1])
+    assert_allclose(r, [0.5] * 4)
+    r = allocation.max_min_fair([0, 0, 1], [0, 1, 1], [1, 1], [1, 1], weight=[3, 1, 1])
+    assert_allclose(r, [0.75, 0.25, 0.75])
+
+
+def test_max_min_fair_levels_gives_each_pair_its_first_filled_port():
+    """Tests the pair form: rates are weight times the smaller level of the two ports, and
+    agree with max_min_fair on one flow per pair."""
+    rng = np.random.default_rng(7)
+    weight = rng.integers(0, 4, (6, 6)).astype(float)
+    cap_in, cap_out = rng.choice([0.5, 1, 2], 6), rng.choice([0.5, 1, 2], 6)
+    level_in, level_out = allocation.max_min_fair_levels(weight, cap_in, cap_out)
+    src, dst = np.nonzero(weight)
+    rate = weight[src, dst] * np.minimum(level_in[src], level_out[dst])
+    expected = reference_max_min(src, dst, cap_in, cap_out, weight[src, dst])
+    assert_allclose(rate, expected, atol=1e-12)
+    assert np.isinf(allocation.max_min_fair_levels(np.zeros((2, 2)), 1.0, 1.0)[0]).all()
+
+
 def test_max_min_properties_on_a_larger_instance():
     """Tests that max-min rates are feasible and every flow has a saturated bottleneck port
     on which it has the largest rate (the characterization of max-min fairness)."""
