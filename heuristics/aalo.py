@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
+from coflowlab.constants import TOL
 from coflowlab.policy import Decision, InstanceView, ObservedState
 
 __all__ = [
@@ -48,6 +49,9 @@ WeightsLike = Literal["linear", "equal", "strict"] | Sequence[float]
 CROSS_TOL = 1e-9
 """Relative tolerance of a threshold crossing: ``bytes >= threshold * (1 - CROSS_TOL)``."""
 
+_SNAP_TOL = 2 * TOL
+"""Bound on the relative time tolerance within which the simulator completes a flow early."""
+
 MAX_ROUNDS = 10
 """Redistribution rounds of :func:`dclas_allocation` before the final greedy backfill (the
 redistribution converges geometrically when queues are limited at their other ports)."""
@@ -56,76 +60,71 @@ redistribution converges geometrically when queues are limited at their other po
 # ---------------------------------------------------------------------------------- kernels
 @cache
 def _kernels() -> dict[str, Any]:
-    """Compiles the numba kernel on first use (cached on disk between runs)."""
+    """Compiles the numba kernels on first use (cached on disk between runs)."""
     from numba import njit
 
     @njit(cache=True)
     def allocate(
-        group, num_groups, src, dst, qin, qout, cap_in, cap_out, weight, strict, max_rounds
+        gstart, gsize, live, pa, pb, ka, kb, cap, weight, strict, max_rounds, rate
     ):  # pragma: no cover - numba
-        nf = src.shape[0]
-        m = cap_in.shape[0]
-        np2 = 2 * m
+        # D-CLAS rounds of `dclas_allocation` (spec §1.6 [interp]). Group g owns positions
+        # gstart[g] .. gstart[g] + gsize[g] - 1 of the per-position arrays (those with `live`
+        # set are flows): ports pa (ingress p) and pb (egress m + p), (queue, port) keys ka,
+        # kb (= queue * 2m + port). Groups are served in index order, a group's flows in
+        # position order. Writes the rates of the live positions into `rate`.
+        np2 = cap.shape[0]
+        m = np2 // 2
         nq = weight.shape[0]
-        # flows grouped by group id (stable counting sort), copied into that order so that
-        # every pass below reads memory sequentially; ports: ingress p, egress m + p
-        ptr = np.zeros(num_groups + 1, dtype=np.int64)
-        for f in range(nf):
-            ptr[group[f] + 1] += 1
-        for g in range(num_groups):
-            ptr[g + 1] += ptr[g]
-        fill = ptr[:-1].copy()
-        perm = np.empty(nf, dtype=np.int64)
-        for f in range(nf):
-            g = group[f]
-            perm[fill[g]] = f
-            fill[g] += 1
-        pa = np.empty(nf, dtype=np.int64)
-        pb = np.empty(nf, dtype=np.int64)
-        ka = np.empty(nf, dtype=np.int64)
-        kb = np.empty(nf, dtype=np.int64)
-        for i in range(nf):
-            f = perm[i]
-            pa[i] = src[f]
-            pb[i] = m + dst[f]
-            ka[i] = qin[f] * np2 + pa[i]
-            kb[i] = qout[f] * np2 + pb[i]
-        res = np.empty(np2)
-        res[:m] = cap_in
-        res[m:] = cap_out
-        eps = np.empty(np2)
+        ng = gstart.shape[0]
+        total = 0
+        for g in range(ng):
+            total += gsize[g]
+        res = cap.copy()
+        eps = 1e-12 * res
         total_cap = 0.0
         for p in range(np2):
-            eps[p] = 1e-12 * res[p]
             total_cap += res[p]
-        rate = np.zeros(nf)
-        frozen = np.zeros(nf, dtype=np.bool_)
-        for i in range(nf):
-            frozen[i] = res[pa[i]] <= eps[pa[i]] or res[pb[i]] <= eps[pb[i]]
+        # `act`: the flows that can still grow, in service order (gptr delimits each
+        # group's). A flow at a saturated port never grows again, so each round (and the
+        # final backfill) walks a shrinking list rather than every flow.
+        act = np.empty(total, dtype=np.int64)
+        gptr = np.empty(ng + 1, dtype=np.int64)
+        na = 0
+        for g in range(ng):
+            gptr[g] = na
+            for j in range(gstart[g], gstart[g] + gsize[g]):
+                if not live[j]:
+                    continue
+                rate[j] = 0.0
+                if res[pa[j]] > eps[pa[j]] and res[pb[j]] > eps[pb[j]]:
+                    act[na] = j
+                    na += 1
+        gptr[ng] = na
         ent = np.zeros(nq * np2)  # entitlement of queue q at port p: ent[q * np2 + p]
         seen = np.zeros(nq * np2, dtype=np.bool_)
-        pools = np.empty(min(2 * nf, nq * np2), dtype=np.int64)
+        pools = np.empty(min(2 * na, nq * np2), dtype=np.int64)
         wsum = np.zeros(np2)
         top = np.full(np2, nq, dtype=np.int64)
         # scratch of the max-min inside one group
         pcnt = np.zeros(np2, dtype=np.int64)
-        ptot = np.zeros(np2, dtype=np.int64)
         pstart = np.zeros(np2, dtype=np.int64)
         pfill = np.zeros(np2, dtype=np.int64)
         pool = np.zeros(np2, dtype=np.int64)
         rcap = np.zeros(np2)
+        level = np.zeros(np2)
+        used = np.zeros(np2)
         plist = np.empty(np2, dtype=np.int64)
-        members = np.empty(2 * nf, dtype=np.int64)
-        inc = np.zeros(nf)
-        fixed = np.zeros(nf, dtype=np.bool_)
+        members = np.empty(2 * na, dtype=np.int64)
+        fixed = np.zeros(na, dtype=np.bool_)
         for _ in range(max_rounds):
+            if na == 0:
+                break
             # 1. entitlements: each port's residual split among the queues that can grow there
             npools = 0
-            for i in range(nf):
-                if frozen[i]:
-                    continue
+            for t in range(na):
+                j = act[t]
                 for k in range(2):
-                    key = ka[i] if k == 0 else kb[i]
+                    key = ka[j] if k == 0 else kb[j]
                     if not seen[key]:
                         seen[key] = True
                         pools[npools] = key
@@ -135,121 +134,553 @@ def _kernels() -> dict[str, Any]:
                         wsum[p] += weight[q]
                         if q < top[p]:
                             top[p] = q
-            for j in range(npools):
-                key = pools[j]
+            for i in range(npools):
+                key = pools[i]
                 p = key % np2
                 q = key // np2
                 if strict:
                     ent[key] = res[p] if q == top[p] else 0.0
                 else:
                     ent[key] = res[p] * weight[q] / wsum[p]
-            for j in range(npools):
-                key = pools[j]
+            for i in range(npools):
+                key = pools[i]
                 p = key % np2
                 seen[key] = False
                 wsum[p] = 0.0
                 top[p] = nq
             # 2. groups in order; max-min fair increments inside a group, within entitlements
             progress = 0.0
-            for g in range(num_groups):
-                lo = ptr[g]
-                hi = ptr[g + 1]
+            for g in range(ng):
+                lo = gptr[g]
+                hi = gptr[g + 1]
+                if lo == hi:
+                    continue
+                # a flow whose pool is exhausted at one of its ports gets nothing this round;
+                # progressive filling would fix it first, at level 0, without using capacity,
+                # so leaving it out gives the same increments and skips most of the work for
+                # coflows waiting behind others of their queue
                 nports = 0
-                ng = 0
-                for i in range(lo, hi):
-                    if frozen[i]:
+                left = 0
+                for t in range(lo, hi):
+                    j = act[t]
+                    if ent[ka[j]] <= 0.0 or ent[kb[j]] <= 0.0:
+                        fixed[t] = True
                         continue
-                    ng += 1
-                    a = pa[i]
-                    b = pb[i]
+                    fixed[t] = False
+                    left += 1
+                    a = pa[j]
+                    b = pb[j]
                     if pcnt[a] == 0:
                         plist[nports] = a
                         nports += 1
-                        pool[a] = ka[i]
+                        pool[a] = ka[j]
                     pcnt[a] += 1
                     if pcnt[b] == 0:
                         plist[nports] = b
                         nports += 1
-                        pool[b] = kb[i]
+                        pool[b] = kb[j]
                     pcnt[b] += 1
-                if ng == 0:
+                if left == 0:
                     continue
                 run = 0
-                for j in range(nports):
-                    p = plist[j]
+                for i in range(nports):
+                    p = plist[i]
                     pstart[p] = run
                     pfill[p] = run
-                    ptot[p] = pcnt[p]
                     run += pcnt[p]
-                    rcap[p] = max(ent[pool[p]], 0.0)
-                for i in range(lo, hi):
-                    if frozen[i]:
+                    rcap[p] = ent[pool[p]]
+                    level[p] = rcap[p] / pcnt[p]
+                    used[p] = 0.0
+                for t in range(lo, hi):
+                    if fixed[t]:
                         continue
-                    fixed[i] = False
-                    members[pfill[pa[i]]] = i
-                    pfill[pa[i]] += 1
-                    members[pfill[pb[i]]] = i
-                    pfill[pb[i]] += 1
-                left = ng
+                    j = act[t]
+                    members[pfill[pa[j]]] = t
+                    pfill[pa[j]] += 1
+                    members[pfill[pb[j]]] = t
+                    pfill[pb[j]] += 1
+                # progressive filling: the port with the lowest fair level fixes its flows.
+                # Levels are kept per port and exhausted ports move behind `live_ports`, so a
+                # step scans only the ports still in play.
+                live_ports = nports
                 while left > 0:
                     best = np.inf
                     bp = -1
-                    for j in range(nports):
-                        p = plist[j]
-                        if pcnt[p] > 0:
-                            lev = rcap[p] / pcnt[p]
-                            if lev < best:
-                                best = lev
-                                bp = p
-                    best = max(best, 0.0)
-                    for k in range(pstart[bp], pstart[bp] + ptot[bp]):
-                        i = members[k]
-                        if fixed[i]:
+                    i = 0
+                    while i < live_ports:
+                        p = plist[i]
+                        if pcnt[p] == 0:
+                            live_ports -= 1
+                            plist[i] = plist[live_ports]
+                            plist[live_ports] = p
                             continue
-                        fixed[i] = True
-                        inc[i] = best
-                        left -= 1
-                        a = pa[i]
-                        b = pb[i]
-                        rcap[a] -= best
-                        pcnt[a] -= 1
-                        rcap[b] -= best
-                        pcnt[b] -= 1
-                for i in range(lo, hi):
-                    if frozen[i]:
-                        continue
-                    x = inc[i]
+                        if level[p] < best:
+                            best = level[p]
+                            bp = p
+                        i += 1
+                    best = max(best, 0.0)
+                    k = 0
+                    for s in range(pstart[bp], pfill[bp]):
+                        t = members[s]
+                        if fixed[t]:
+                            continue
+                        fixed[t] = True
+                        k += 1
+                        j = act[t]
+                        rate[j] += best
+                        o = pb[j] if pa[j] == bp else pa[j]
+                        rcap[o] -= best
+                        used[o] += best
+                        pcnt[o] -= 1
+                        if pcnt[o] > 0:
+                            level[o] = rcap[o] / pcnt[o]
+                    left -= k
+                    used[bp] += best * k
+                    pcnt[bp] = 0
+                # what the group took, per port (its flows at a port share one pool)
+                for i in range(nports):
+                    p = plist[i]
+                    x = used[p]
                     if x > 0.0:
-                        rate[i] += x
-                        ent[ka[i]] -= x
-                        ent[kb[i]] -= x
-                        res[pa[i]] -= x
-                        res[pb[i]] -= x
-                        progress += x
-            # 3. flows at a saturated port are done; stop when nothing can grow any more
-            growable = 0
-            for i in range(nf):
-                if frozen[i]:
-                    continue
-                if res[pa[i]] <= eps[pa[i]] or res[pb[i]] <= eps[pb[i]]:
-                    frozen[i] = True
-                else:
-                    growable += 1
-            if growable == 0 or progress <= 1e-12 * total_cap:
+                        ent[pool[p]] -= x
+                        res[p] -= x
+                        if p < m:
+                            progress += x
+            # 3. flows at a saturated port are done (dropped from `act`, order kept); stop
+            # when nothing can grow any more
+            k = 0
+            lo = gptr[0]
+            for g in range(ng):
+                hi = gptr[g + 1]
+                gptr[g] = k
+                for t in range(lo, hi):
+                    j = act[t]
+                    if res[pa[j]] > eps[pa[j]] and res[pb[j]] > eps[pb[j]]:
+                        act[k] = j
+                        k += 1
+                lo = hi
+            gptr[ng] = k
+            na = k
+            if progress <= 1e-12 * total_cap:
                 break
-        # work conservation: whatever is left goes greedily, in group order
-        out = np.empty(nf)
-        for i in range(nf):
-            if not frozen[i]:
-                x = min(res[pa[i]], res[pb[i]])
+        # work conservation: whatever is left goes greedily, in service order
+        for t in range(na):
+            j = act[t]
+            x = min(res[pa[j]], res[pb[j]])
+            if x > 0.0:
+                rate[j] += x
+                res[pa[j]] -= x
+                res[pb[j]] -= x
+
+    @njit(cache=True)
+    def allocate_dense(
+        order,
+        row_ptr,
+        col_ptr,
+        cell_ptr,
+        row_port,
+        col_port,
+        key_base,
+        live,
+        row_live,
+        col_live,
+        bf_ptr,
+        bf_cell,
+        bf_row,
+        bf_col,
+        cap,
+        weight,
+        max_rounds,
+        rate,
+    ):  # pragma: no cover - numba
+        # The rounds of `allocate`, for coflows stored as dense matrices (see _ActiveFlows):
+        # coflow order[g] is served g-th, its flows by index in the final backfill. A flow can
+        # grow while both its ports are unsaturated, so frozen flows need no state of their own;
+        # inside a coflow each flow gets the level of whichever of its ports fills first, and
+        # ports are the rows and columns of the coflow's matrix.
+        np2 = cap.shape[0]
+        nq = weight.shape[0]
+        ng = order.shape[0]
+        res = cap.copy()
+        eps = 1e-12 * res
+        total_cap = 0.0
+        for p in range(np2):
+            total_cap += res[p]
+        # local row / column slots of the groups, in service order
+        roff = np.empty(ng + 1, dtype=np.int64)
+        coff = np.empty(ng + 1, dtype=np.int64)
+        nr = 0
+        nc = 0
+        for g in range(ng):
+            c = order[g]
+            roff[g] = nr
+            coff[g] = nc
+            nr += row_ptr[c + 1] - row_ptr[c]
+            nc += col_ptr[c + 1] - col_ptr[c]
+            for k in range(cell_ptr[c], cell_ptr[c + 1]):
+                rate[k] = 0.0
+        roff[ng] = nr
+        coff[ng] = nc
+        ns = nr + nc
+        # per slot (rows first, then columns): port, key, flags and water-filling state
+        sport = np.empty(ns, dtype=np.int64)
+        skey = np.empty(ns, dtype=np.int64)
+        for g in range(ng):
+            c = order[g]
+            for i in range(row_ptr[c + 1] - row_ptr[c]):
+                sport[roff[g] + i] = row_port[row_ptr[c] + i]
+                skey[roff[g] + i] = key_base[c] + row_port[row_ptr[c] + i]
+            for j in range(col_ptr[c + 1] - col_ptr[c]):
+                sport[nr + coff[g] + j] = col_port[col_ptr[c] + j]
+                skey[nr + coff[g] + j] = key_base[c] + col_port[col_ptr[c] + j]
+        free = np.zeros(ns, dtype=np.bool_)  # port not saturated
+        for s in range(ns):
+            free[s] = res[sport[s]] > eps[sport[s]]
+        part = np.zeros(ns, dtype=np.bool_)  # takes part in this group's filling
+        cnt = np.zeros(ns, dtype=np.int64)
+        rcap = np.zeros(ns)
+        level = np.zeros(ns)
+        used = np.zeros(ns)
+        T = np.zeros(ns)
+        done = np.zeros(ns, dtype=np.bool_)
+        cand = np.empty(ns, dtype=np.int64)
+        lst = np.empty(ns, dtype=np.int64)  # a group's columns (then rows) in play
+        ent = np.zeros(nq * np2)
+        seen = np.zeros(nq * np2, dtype=np.bool_)
+        pools = np.empty(nq * np2, dtype=np.int64)
+        wsum = np.zeros(np2)
+        for _ in range(max_rounds):
+            # 1. flows that can grow: both ports unsaturated; pools = their (queue, port) pairs
+            for s in range(ns):
+                free[s] = res[sport[s]] > eps[sport[s]]
+                cnt[s] = 0
+            any_free = False
+            for g in range(ng):
+                c = order[g]
+                M = row_ptr[c + 1] - row_ptr[c]
+                R = col_ptr[c + 1] - col_ptr[c]
+                r0 = roff[g]
+                c0 = nr + coff[g]
+                base = cell_ptr[c]
+                nl = 0
+                for j in range(R):
+                    if free[c0 + j] and col_live[col_ptr[c] + j] > 0:
+                        lst[nl] = j
+                        nl += 1
+                all_free = nl == R
+                for i in range(M):
+                    all_free &= free[r0 + i] > 0 or row_live[row_ptr[c] + i] == 0
+                if all_free:
+                    # no saturated port: every active flow can grow (the first round, mostly)
+                    for i in range(M):
+                        cnt[r0 + i] = row_live[row_ptr[c] + i]
+                    for j in range(R):
+                        cnt[c0 + j] = col_live[col_ptr[c] + j]
+                    continue
+                for i in range(M):
+                    if not free[r0 + i] or row_live[row_ptr[c] + i] == 0:
+                        continue
+                    k0 = base + i * R
+                    n = 0
+                    for q in range(nl):
+                        j = lst[q]
+                        v = live[k0 + j]
+                        n += v
+                        cnt[c0 + j] += v
+                    cnt[r0 + i] = n
+            npools = 0
+            for s in range(ns):
+                if cnt[s] > 0:
+                    any_free = True
+                    key = skey[s]
+                    if not seen[key]:
+                        seen[key] = True
+                        pools[npools] = key
+                        npools += 1
+                        wsum[key % np2] += weight[key // np2]
+            if not any_free:
+                break
+            for i in range(npools):
+                key = pools[i]
+                p = key % np2
+                ent[key] = res[p] * weight[key // np2] / wsum[p]
+            for i in range(npools):
+                key = pools[i]
+                seen[key] = False
+                wsum[key % np2] = 0.0
+            # 2. groups in order: max-min fair increments within the entitlements
+            progress = 0.0
+            for g in range(ng):
+                c = order[g]
+                M = row_ptr[c + 1] - row_ptr[c]
+                R = col_ptr[c + 1] - col_ptr[c]
+                r0 = roff[g]
+                c0 = nr + coff[g]
+                base = cell_ptr[c]
+                # columns in play first in `lst`, then rows in play
+                exhausted = False
+                ncol = 0
+                for j in range(R):
+                    s = c0 + j
+                    part[s] = cnt[s] > 0 and ent[skey[s]] > 0.0
+                    exhausted |= cnt[s] > 0 and not part[s]
+                    if part[s]:
+                        lst[ncol] = j
+                        ncol += 1
+                nl = ncol
+                for i in range(M):
+                    s = r0 + i
+                    part[s] = cnt[s] > 0 and ent[skey[s]] > 0.0
+                    exhausted |= cnt[s] > 0 and not part[s]
+                    if part[s]:
+                        lst[nl] = i
+                        nl += 1
+                left = 0
+                if exhausted:
+                    # some flows get nothing: count the others again
+                    for q in range(ncol):
+                        cnt[c0 + lst[q]] = 0
+                    for q in range(ncol, nl):
+                        i = lst[q]
+                        k0 = base + i * R
+                        n = 0
+                        for p in range(ncol):
+                            j = lst[p]
+                            v = live[k0 + j]
+                            n += v
+                            cnt[c0 + j] += v
+                        cnt[r0 + i] = n
+                for q in range(ncol, nl):
+                    left += cnt[r0 + lst[q]]
+                if left == 0:
+                    continue
+                nc_ = 0
+                for s in range(r0, r0 + M):
+                    done[s] = not part[s] or cnt[s] == 0
+                    T[s] = np.inf
+                    used[s] = 0.0
+                    if not done[s]:
+                        rcap[s] = ent[skey[s]]
+                        level[s] = rcap[s] / cnt[s]
+                        cand[nc_] = s
+                        nc_ += 1
+                for s in range(c0, c0 + R):
+                    done[s] = not part[s] or cnt[s] == 0
+                    T[s] = np.inf
+                    used[s] = 0.0
+                    if not done[s]:
+                        rcap[s] = ent[skey[s]]
+                        level[s] = rcap[s] / cnt[s]
+                        cand[nc_] = s
+                        nc_ += 1
+                while left > 0:
+                    best = np.inf
+                    bs = -1
+                    q = 0
+                    while q < nc_:
+                        s = cand[q]
+                        if done[s]:
+                            nc_ -= 1
+                            cand[q] = cand[nc_]
+                            continue
+                        if level[s] < best:
+                            best = level[s]
+                            bs = s
+                        q += 1
+                    best = max(best, 0.0)
+                    done[bs] = True
+                    T[bs] = best
+                    k = 0
+                    if bs < c0:  # a row: its flows to columns still in play
+                        i = bs - r0
+                        k0 = base + i * R
+                        for q in range(ncol):
+                            j = lst[q]
+                            o = c0 + j
+                            if live[k0 + j] and not done[o]:
+                                k += 1
+                                rcap[o] -= best
+                                used[o] += best
+                                cnt[o] -= 1
+                                if cnt[o] > 0:
+                                    level[o] = rcap[o] / cnt[o]
+                                else:
+                                    done[o] = True
+                    else:
+                        j = bs - c0
+                        for q in range(ncol, nl):
+                            i = lst[q]
+                            o = r0 + i
+                            if live[base + i * R + j] and not done[o]:
+                                k += 1
+                                rcap[o] -= best
+                                used[o] += best
+                                cnt[o] -= 1
+                                if cnt[o] > 0:
+                                    level[o] = rcap[o] / cnt[o]
+                                else:
+                                    done[o] = True
+                    left -= k
+                    used[bs] += best * k
+                # each flow got the level of whichever of its ports filled first
+                for q in range(ncol, nl):
+                    i = lst[q]
+                    ti = T[r0 + i]
+                    k0 = base + i * R
+                    for p in range(ncol):
+                        j = lst[p]
+                        if live[k0 + j]:
+                            x = min(ti, T[c0 + j])
+                            if x > 0.0:
+                                rate[k0 + j] += x
+                for s in range(r0, r0 + M):
+                    x = used[s]
+                    if part[s] and x > 0.0:
+                        ent[skey[s]] -= x
+                        res[sport[s]] -= x
+                        progress += x
+                for s in range(c0, c0 + R):
+                    x = used[s]
+                    if part[s] and x > 0.0:
+                        ent[skey[s]] -= x
+                        res[sport[s]] -= x
+            # 3. flows at a saturated port are done; stop when nothing can grow any more
+            for s in range(ns):
+                free[s] = res[sport[s]] > eps[sport[s]]
+            if progress <= 1e-12 * total_cap:
+                break
+        # work conservation: what is left goes greedily, in service order (a coflow's flows by
+        # index), to the flows that could still grow after the last round
+        for g in range(ng):
+            c = order[g]
+            r0 = roff[g]
+            c0 = nr + coff[g]
+            rows_free = False
+            for s in range(r0, r0 + row_ptr[c + 1] - row_ptr[c]):
+                rows_free |= free[s] > 0
+            cols_free = False
+            for s in range(c0, c0 + col_ptr[c + 1] - col_ptr[c]):
+                cols_free |= free[s] > 0
+            if not (rows_free and cols_free):
+                continue  # every flow of the coflow is at a saturated port
+            for q in range(bf_ptr[c], bf_ptr[c + 1]):
+                k = bf_cell[q]
+                i = bf_row[q]
+                j = bf_col[q]
+                if not (live[k] and free[r0 + i] and free[c0 + j]):
+                    continue
+                a = sport[r0 + i]
+                b = sport[c0 + j]
+                x = min(res[a], res[b])
                 if x > 0.0:
-                    rate[i] += x
-                    res[pa[i]] -= x
-                    res[pb[i]] -= x
-            out[perm[i]] = rate[i]
+                    rate[k] += x
+                    res[a] -= x
+                    res[b] -= x
+
+    @njit(cache=True)
+    def collect(order, cell_ptr, live, cell_flow, rate, last_rate):  # pragma: no cover
+        # the flows whose rate changed (remembered in last_rate) and each group's total rate
+        total = 0
+        for c in order:
+            total += cell_ptr[c + 1] - cell_ptr[c]
+        flows = np.empty(total, dtype=np.int64)
+        rates = np.empty(total)
+        group_rate = np.zeros(order.shape[0])
+        n = 0
+        for g in range(order.shape[0]):
+            c = order[g]
+            s = 0.0
+            for k in range(cell_ptr[c], cell_ptr[c + 1]):
+                if not live[k]:
+                    continue
+                x = rate[k]
+                s += x
+                f = cell_flow[k]
+                if x != last_rate[f]:
+                    last_rate[f] = x
+                    flows[n] = f
+                    rates[n] = x
+                    n += 1
+            group_rate[g] = s
+        return flows[:n], rates[:n], group_rate
+
+    @njit(cache=True)
+    def wakeups(now, sent, slack, rate, queue, his, delta, cross_tol):  # pragma: no cover
+        # the wake-up (see Aalo._wakeup) for sent + slack and for sent - slack; inf = none.
+        # Same arithmetic as _queue_of and _first_crossing; the wake-up is the first multiple
+        # of delta at or after the crossing and strictly after now.
+        out = np.empty(2)
+        nb = his.shape[0] - 1
+        for side in range(2):
+            pending = False
+            need = np.inf
+            for i in range(sent.shape[0]):
+                s = sent[i] + slack[i] if side == 0 else sent[i] - slack[i]
+                x = s * (1 + cross_tol)
+                reached = 0
+                while reached < nb and his[reached] <= x:
+                    reached += 1
+                if reached > queue[i]:
+                    pending = True
+                bound = his[queue[i]]
+                if rate[i] > 0 and np.isfinite(bound):
+                    need = min(need, max(bound - s, 0.0) / rate[i])
+            t_cross = now if pending else now + need
+            if np.isinf(t_cross):
+                out[side] = np.inf
+            elif delta == 0:
+                out[side] = t_cross
+            else:
+                k = max(np.ceil(t_cross / delta - 1e-9), np.floor(now / delta + 1e-9) + 1)
+                out[side] = k * delta
         return out
 
-    return {"allocate": allocate}
+    return {
+        "allocate": allocate,
+        "allocate_dense": allocate_dense,
+        "collect": collect,
+        "wakeups": wakeups,
+    }
+
+
+def _allocate_flat(
+    group: IntArray,
+    src: IntArray,
+    dst: IntArray,
+    queue_in: IntArray,
+    queue_out: IntArray,
+    cap: FloatArray,
+    weights: FloatArray,
+    strict: bool,
+) -> FloatArray:
+    """D-CLAS rates of flows given in any order: groups them (stably, so a group's flows keep
+    their given order, which the final greedy backfill follows) and runs the kernel."""
+    n = len(group)
+    perm = np.argsort(group, kind="stable")
+    g = group[perm]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]).astype(np.int64)
+    sizes = np.diff(np.r_[starts, n]).astype(np.int64)
+    np2 = len(cap)
+    pa = src[perm].astype(np.int64)
+    pb = np2 // 2 + dst[perm].astype(np.int64)
+    rate = np.empty(n)
+    _kernels()["allocate"](
+        starts,
+        sizes,
+        np.ones(n, dtype=np.bool_),
+        pa,
+        pb,
+        queue_in[perm].astype(np.int64) * np2 + pa,
+        queue_out[perm].astype(np.int64) * np2 + pb,
+        cap,
+        weights,
+        bool(strict),
+        MAX_ROUNDS,
+        rate,
+    )
+    out = np.empty(n)
+    out[perm] = rate
+    return out
 
 
 def dclas_allocation(
@@ -349,19 +780,7 @@ def dclas_allocation(
         raise ValueError("dclas_allocation: weights must be positive and finite")
     if g.min() < 0 or qi.min() < 0 or qo.min() < 0 or max(qi.max(), qo.max()) >= len(w):
         raise ValueError("dclas_allocation: group and queue indices out of range")
-    return _kernels()["allocate"](
-        g,
-        int(g.max()) + 1,
-        s,
-        d,
-        np.ascontiguousarray(qi),
-        np.ascontiguousarray(qo),
-        c_in,
-        c_out,
-        w,
-        bool(strict),
-        MAX_ROUNDS,
-    )
+    return _allocate_flat(g, s, d, qi, qo, np.concatenate([c_in, c_out]), w, strict)
 
 
 # ---------------------------------------------------------------------------------- CoflowId
@@ -553,12 +972,6 @@ class _LocalBytes:
         return rin, rout
 
 
-def _next_multiple(t_cross: float, now: float, delta: float) -> float:
-    """The first multiple of ``delta`` at or after ``t_cross`` and strictly after ``now``."""
-    k = max(math.ceil(t_cross / delta - 1e-9), math.floor(now / delta + 1e-9) + 1)
-    return k * delta
-
-
 def _first_crossing(now: float, sent: FloatArray, rate: FloatArray, bound: FloatArray) -> float:
     """Earliest time ``sent + rate·(t - now)`` reaches ``bound`` (``inf`` if never)."""
     ok = (rate > 0) & np.isfinite(bound)
@@ -566,6 +979,118 @@ def _first_crossing(now: float, sent: FloatArray, rate: FloatArray, bound: Float
         return math.inf
     need = np.maximum(bound[ok] - sent[ok], 0.0)
     return now + float(np.min(need / rate[ok]))
+
+
+class _ActiveFlows:
+    """The active flows of every coflow, kept between events for the coordinated policy.
+
+    Coflow ``c``'s flows are cells of a dense matrix: a row per ingress port it uses, a column
+    per egress port (``row_ptr``, ``col_ptr``, ``cell_ptr`` delimit its rows, columns and
+    cells; ``live`` marks the cells holding an active flow). Max-min fair filling inside a
+    coflow then walks rows and columns of that matrix instead of per-flow adjacency lists
+    rebuilt at every event; an event only flips the cells of the flows that arrived or
+    completed. A queue change only changes the coflow's (queue, port) key base. Rates are
+    remembered per flow, so a decision names only the flows whose rate changed
+    (``Decision.update``).
+
+    A coflow with two flows between the same two ports does not fit a matrix, and a sparse
+    coflow would waste one; such instances fall back to regrouping the active flows at
+    every event (:func:`dclas_allocation`'s kernel, flows by index).
+    """
+
+    def __init__(self, view: InstanceView) -> None:
+        n, nf, m = view.num_coflows, view.num_flows, view.num_ports
+        self.np2 = 2 * m
+        c = self.flow_coflow = np.ascontiguousarray(view.flow_coflow, dtype=np.int64)
+        self.src = np.ascontiguousarray(view.flow_src, dtype=np.int64)
+        self.dst = np.ascontiguousarray(view.flow_dst, dtype=np.int64)
+        self.alive = np.zeros(nf, dtype=bool)
+        self.last_rate = np.zeros(nf)  # per flow: the rate it was last given
+        self.nlive = np.zeros(n, dtype=np.int64)  # per coflow: active flows
+        self.key_base = np.zeros(n, dtype=np.int64)  # per coflow: queue * 2m
+        self.num_alive = 0
+        rows, row = np.unique(c * m + self.src, return_inverse=True)
+        cols, col = np.unique(c * m + self.dst, return_inverse=True)
+        self.row_ptr = np.zeros(n + 1, dtype=np.int64)
+        self.col_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows // m, minlength=n), out=self.row_ptr[1:])
+        np.cumsum(np.bincount(cols // m, minlength=n), out=self.col_ptr[1:])
+        width = np.diff(self.col_ptr)
+        self.cell_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.diff(self.row_ptr) * width, out=self.cell_ptr[1:])
+        self.cell_of = (
+            self.cell_ptr[c] + (row - self.row_ptr[c]) * width[c] + col - self.col_ptr[c]
+        ).astype(np.int64)
+        unique_pairs = len(np.unique(self.cell_of)) == nf
+        self.dense = unique_pairs and self.cell_ptr[-1] <= 4 * nf + 4096
+        if not self.dense:
+            return
+        self.row_port = (rows % m).astype(np.int64)
+        self.col_port = (m + cols % m).astype(np.int64)
+        self.row_of = row.astype(np.int64)
+        self.col_of = col.astype(np.int64)
+        self.cell_flow = np.full(self.cell_ptr[-1], -1, dtype=np.int64)
+        self.cell_flow[self.cell_of] = np.arange(nf)
+        # the final greedy backfill visits a coflow's flows by index
+        self.bf_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(c, minlength=n), out=self.bf_ptr[1:])
+        by_index = np.argsort(c, kind="stable")
+        self.bf_cell = self.cell_of[by_index]
+        self.bf_row = (row - self.row_ptr[c])[by_index].astype(np.int64)  # within the coflow
+        self.bf_col = (col - self.col_ptr[c])[by_index].astype(np.int64)
+        self.live = np.zeros(self.cell_ptr[-1], dtype=np.uint8)
+        self.row_live = np.zeros(len(rows), dtype=np.int64)  # active flows per row
+        self.col_live = np.zeros(len(cols), dtype=np.int64)
+        self.rate = np.zeros(self.cell_ptr[-1])
+
+    def update(self, arrived: IntArray, completed: IntArray) -> IntArray:
+        """Marks arrivals and completions; returns the coflows whose flows changed (sorted)."""
+        self.num_alive += len(arrived) - len(completed)
+        self.alive[arrived] = True
+        self.alive[completed] = False
+        self.last_rate[completed] = 0.0  # the simulator stops a finished flow itself
+        counts = [(self.nlive, self.flow_coflow)]
+        if self.dense:
+            self.live[self.cell_of[arrived]] = 1
+            self.live[self.cell_of[completed]] = 0
+            counts += [(self.row_live, self.row_of), (self.col_live, self.col_of)]
+        for count, index in counts:
+            np.add.at(count, index[arrived], 1)
+            np.subtract.at(count, index[completed], 1)
+        return np.unique(np.concatenate([self.flow_coflow[arrived], self.flow_coflow[completed]]))
+
+    def allocate(
+        self, order: IntArray, cap: FloatArray, weights: FloatArray
+    ) -> tuple[IntArray, FloatArray, FloatArray]:
+        """D-CLAS rates with the coflows served in ``order``: the flows whose rate changes,
+        their new rates, and each coflow's total rate (aligned with ``order``)."""
+        if not self.dense:
+            return self._allocate_regrouped(order, cap, weights)
+        k = _kernels()
+        k["allocate_dense"](
+            order, self.row_ptr, self.col_ptr, self.cell_ptr, self.row_port, self.col_port,
+            self.key_base, self.live, self.row_live, self.col_live, self.bf_ptr, self.bf_cell,
+            self.bf_row, self.bf_col, cap, weights, MAX_ROUNDS, self.rate,
+        )  # fmt: skip
+        return k["collect"](
+            order, self.cell_ptr, self.live, self.cell_flow, self.rate, self.last_rate
+        )
+
+    def _allocate_regrouped(
+        self, order: IntArray, cap: FloatArray, weights: FloatArray
+    ) -> tuple[IntArray, FloatArray, FloatArray]:
+        flows = np.flatnonzero(self.alive)
+        pos = np.zeros(len(self.nlive), dtype=np.int64)
+        pos[order] = np.arange(len(order))
+        group = pos[self.flow_coflow[flows]]
+        queue = self.key_base[self.flow_coflow[flows]] // self.np2
+        rates = _allocate_flat(
+            group, self.src[flows], self.dst[flows], queue, queue, cap, weights, False
+        )
+        changed = rates != self.last_rate[flows]
+        self.last_rate[flows] = rates
+        group_rate = np.bincount(group, weights=rates, minlength=len(order)).astype(float)
+        return flows[changed], rates[changed], group_rate
 
 
 # ---------------------------------------------------------------------------------- policies
@@ -638,6 +1163,14 @@ class Aalo:
     crossing predicted from the current rates; rates change at arrivals, completions and queue
     changes only.
 
+    **Implementation.** The allocation is recomputed at every event (a completion changes the
+    max-min rates inside its coflow), but from state kept between events: each coflow's flows
+    as a dense ports × ports matrix (:class:`_ActiveFlows`), the FIFO order, and each coflow's
+    bytes sent, integrated from the policy's own rates and read from the simulator only at a
+    Δ-sync, after an idle period, or when its error bound could change the wake-up. Decisions
+    name only the flows whose rate changed. The rates are those of :func:`dclas_allocation`
+    with each coflow's flows in index order (to rounding).
+
     Examples
     --------
     One 20 MB flow alone crosses Q_1^hi = 10 MB at t = 10, so the coordinator demotes it at
@@ -700,9 +1233,24 @@ class Aalo:
         self._ext_root = np.arange(n, dtype=np.int64)
         self.queue: IntArray = np.zeros(n, dtype=np.int64)
         self.demotions = []
+        self._cap = np.concatenate([self._cap_in, self._cap_out])
         self._local = None if self.coordinated else _LocalBytes(view)
         if self._local is not None:
             self.pair_queue: IntArray = np.zeros(len(self._local.bytes), dtype=np.int64)
+            return
+        # coordinated: the active flows, the FIFO order, and each coflow's bytes sent as of
+        # `_t_sent` (integrated from the policy's own rates; `_err` bounds the difference to
+        # the simulator's count)
+        self._flows = _ActiveFlows(view)
+        self._weights = np.ones(1) if self.strict else self.queue_weights
+        self._active: IntArray = np.zeros(0, dtype=np.int64)
+        self._is_active = np.zeros(n, dtype=bool)
+        self._seen = np.zeros(n, dtype=bool)
+        self._order: IntArray = np.zeros(0, dtype=np.int64)
+        self._sent = np.zeros(n)
+        self._err = np.zeros(n)
+        self._rate_c = np.zeros(n)
+        self._t_sent = 0.0
 
     # ------------------------------------------------------------------ FIFO order
     def _fifo_order(
@@ -743,54 +1291,112 @@ class Aalo:
         return self._decide_uncoordinated(state)
 
     def _decide_coordinated(self, state: ObservedState) -> Decision:
+        """D-CLAS with a global coordinator (spec §1.5-§1.6): queues change at Δ-syncs, the
+        allocation is recomputed from the state kept between events."""
         t = float(state.time)
-        coflow = np.asarray(state.coflow)
-        n = self._n
-        active = np.flatnonzero(np.bincount(coflow, minlength=n))
-        bounds = self.bounds
-        k = self.num_queues
-        sent = np.asarray(state.coflow_sent)[active] if k > 1 else None
-        if sent is not None and self._is_sync(t):
-            reached = _queue_of(sent, bounds)
-            up = reached > self.queue[active]
-            if up.any():
-                for c, q in zip(active[up].tolist(), reached[up].tolist(), strict=True):
-                    self.demotions.append((t, c, -1, q))
-                self.queue[active[up]] = reached[up]
-        arrival = np.asarray(state.coflow_arrival)
-        if self.strict:
-            order = self._fifo_order(active, arrival, self.queue[active])
-            qf = np.zeros(len(coflow), dtype=np.int64)
-            weights = np.ones(1)
-        else:
-            order = self._fifo_order(active, arrival, None)
-            qf = self.queue[coflow]
-            weights = self.queue_weights
-        pos = np.empty(n, dtype=np.int64)
-        pos[order] = np.arange(len(order))
-        rates = _kernels()["allocate"](
-            pos[coflow],
-            len(order),
-            np.ascontiguousarray(state.src, dtype=np.int64),
-            np.ascontiguousarray(state.dst, dtype=np.int64),
-            qf,
-            qf,
-            self._cap_in,
-            self._cap_out,
-            weights,
-            False,
-            MAX_ROUNDS,
+        arrived = np.asarray(state.arrived, dtype=np.int64)
+        completed = np.asarray(state.completed, dtype=np.int64)
+        track = self.num_queues > 1
+        if track:
+            self._advance_sent(t, completed)
+        started, stopped, stale = self._update_active(arrived, completed)
+        demoted = np.zeros(0, dtype=np.int64)
+        if track:
+            # exact counts where decisions are made (a sync) and where the policy's own count
+            # may be stale (see _update_active)
+            sync = self._is_sync(t)
+            if sync or stale:
+                self._sync_sent(state)
+            if sync:
+                demoted = self._demote(t)
+        af = self._flows
+        if len(started) or len(stopped) or (self.strict and len(demoted)):
+            first = self.queue[self._active] if self.strict else None
+            self._order = self._fifo_order(self._active, np.asarray(state.coflow_arrival), first)
+        flows, rates, group_rate = af.allocate(self._order, self._cap, self._weights)
+        if not track:
+            return Decision(update=(flows, rates))
+        self._rate_c[stopped] = 0.0
+        self._rate_c[self._order] = group_rate
+        return Decision(update=(flows, rates), wakeup=self._wakeup(t, group_rate, state))
+
+    def _advance_sent(self, t: float, completed: IntArray) -> None:
+        """Adds the bytes sent since the last event: the policy's own rates times the elapsed
+        time (rates are constant between events). Completed flows stopped at ``t``, except that
+        the simulator completes a flow whose remaining bytes are within its tolerance of zero,
+        so each completion widens the coflow's error bound by what could have been left."""
+        act = self._active
+        self._sent[act] += self._rate_c[act] * (t - self._t_sent)
+        self._t_sent = t
+        if len(completed):
+            left = self._flows.last_rate[completed] * (_SNAP_TOL * max(1.0, abs(t)))
+            np.add.at(self._err, self._flows.flow_coflow[completed], left)
+
+    def _update_active(
+        self, arrived: IntArray, completed: IntArray
+    ) -> tuple[IntArray, IntArray, bool]:
+        """Applies arrivals and completions; returns the coflows that became active, those
+        that stopped being active (no active flow left), and whether the policy's bytes-sent
+        counts may be stale.
+
+        They may be when every active flow completed: the simulator does not ask the policy
+        while nothing is active, so those flows may have stopped before now. The count of a
+        coflow that resumes (new flows after it had none active) may be stale for the same
+        reason."""
+        gap = len(completed) > 0 and len(completed) == self._flows.num_alive
+        touched = self._flows.update(arrived, completed)
+        now = self._flows.nlive[touched] > 0
+        was = self._is_active[touched]
+        started = touched[now & ~was]
+        stopped = touched[~now & was]
+        resumed = self._seen[started]
+        self._seen[started] = True
+        self._sent[started[~resumed]] = 0.0  # a new coflow has sent nothing
+        if len(started) or len(stopped):
+            self._is_active[started] = True
+            self._is_active[stopped] = False
+            self._active = np.union1d(np.setdiff1d(self._active, stopped), started)
+        return started, stopped, gap or bool(resumed.any())
+
+    def _sync_sent(self, state: ObservedState) -> None:
+        """Takes the active coflows' bytes sent from the simulator (exact; error bound 0)."""
+        act = self._active
+        self._sent[act] = np.asarray(state.coflow_sent)[act]
+        self._err[act] = 0.0
+
+    def _demote(self, t: float) -> IntArray:
+        """The coordinator's decision at a Δ-sync: active coflows move to the queue of their
+        bytes sent (never up); returns the coflows that moved."""
+        act = self._active
+        reached = _queue_of(self._sent[act], self.bounds)
+        up = reached > self.queue[act]
+        moved = act[up]
+        for c, q in zip(moved.tolist(), reached[up].tolist(), strict=True):
+            self.demotions.append((t, c, -1, q))
+        self.queue[moved] = reached[up]
+        if not self.strict:
+            self._flows.key_base[moved] = reached[up] * self._flows.np2
+        return moved
+
+    def _wakeup(self, t: float, group_rate: FloatArray, state: ObservedState) -> float | None:
+        """The Δ-sync following the earliest predicted crossing (``None``: never).
+
+        The prediction uses the policy's own bytes-sent counts; when their error bound could
+        change the answer, it is redone on the simulator's exact counts."""
+        order = self._order
+        wakeups = _kernels()["wakeups"]
+        queue = self.queue[order]
+        slack = self._err[order] + 1e-10 * self._sent[order]
+        early, late = wakeups(
+            t, self._sent[order], slack, group_rate, queue, self.bounds, self.delta, CROSS_TOL
         )
-        if sent is None:
-            return Decision(rates)
-        rate_c = np.bincount(coflow, weights=rates, minlength=n).astype(float)[active]
-        q = self.queue[active]
-        pending = _queue_of(sent, bounds) > q  # crossed since the last sync
-        t_cross = t if pending.any() else _first_crossing(t, sent, rate_c, bounds[q])
-        if math.isinf(t_cross):
-            return Decision(rates)
-        wake = t_cross if self.delta == 0 else _next_multiple(t_cross, t, self.delta)
-        return Decision(rates, wakeup=wake)
+        if early != late:
+            self._sync_sent(state)
+            early = wakeups(
+                t, self._sent[order], slack * 0, group_rate, queue, self.bounds, self.delta,
+                CROSS_TOL,
+            )[0]  # fmt: skip
+        return None if math.isinf(early) else float(early)
 
     def _decide_uncoordinated(self, state: ObservedState) -> Decision:
         t = float(state.time)
@@ -817,18 +1423,15 @@ class Aalo:
         order = self._fifo_order(active, np.asarray(state.coflow_arrival), None)
         pos = np.empty(n, dtype=np.int64)
         pos[order] = np.arange(len(order))
-        rates = _kernels()["allocate"](
+        rates = _allocate_flat(
             pos[coflow],
-            len(order),
-            np.ascontiguousarray(state.src, dtype=np.int64),
-            np.ascontiguousarray(state.dst, dtype=np.int64),
+            np.asarray(state.src, dtype=np.int64),
+            np.asarray(state.dst, dtype=np.int64),
             pq[pin],
             pq[pout],
-            self._cap_in,
-            self._cap_out,
+            self._cap,
             self.queue_weights,
             self.strict,
-            MAX_ROUNDS,
         )
         local.set_rates(pin, pout, rates)
         if self.num_queues == 1:
