@@ -95,6 +95,15 @@ def test_demo_summarizes_each_generated_instance(capsys):
     assert code == 0
     assert out.count("coflows,") == 4
     assert "FB-like, 200 coflows on 150 ports: 200 coflows" in out
+    # then one verified replay per online policy, each row with a finite average CCT
+    from coflowlab.heuristics import POLICIES
+
+    rows = {
+        line.split()[0]: line.split()[1:]
+        for line in out.split("online policies")[1].splitlines()[2:]
+    }
+    assert set(rows) == set(POLICIES)
+    assert all(float(r[0].replace(",", "")) > 0 for r in rows.values())
 
 
 def test_simulate_prints_bins_and_writes_csv(capsys, data_dir, tmp_path):
@@ -148,3 +157,22 @@ def test_simulate_json_and_list_and_errors(capsys, data_dir):
         "T",
     )
     assert code == 1 and "KEY=VALUE" in err
+
+
+def test_simulate_deadlines_with_admission_control(capsys, tmp_path):
+    """Tests simulate --deadlines: tight Varys deadlines on a loaded fabric make varys-deadline
+    reject some coflows; the admitted ones' schedule is verified (records kept for that) and
+    the share of deadlines met is reported; the coflowsim model refuses the option."""
+    from coflowlab.instances import fb_like, write_instance
+
+    path = tmp_path / "fb.json"
+    write_instance(fb_like(60, num_ports=8, seed=4), path)
+    argv = ["simulate", str(path), "--policy", "varys-deadline", "--deadlines", "0.1", "--json"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["verified"] and doc["rejected"] > 0
+    assert doc["finished"] == 60 - doc["rejected"]
+    assert doc["deadlines"] == 60 and 0 < doc["deadlines_met_pct"] <= 100
+    code, _, err = run(capsys, *argv[:4], "--deadlines", "1", "--time-model", "coflowsim")
+    assert code == 1 and "--deadlines is for the exact model" in err

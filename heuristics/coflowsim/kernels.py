@@ -1,0 +1,492 @@
+"""Compiled loops of the CoflowSim engines, with numba: the bit-exact byte accounting of
+:mod:`.drain` and the rate allocations of :mod:`.engine`.
+
+This module imports numba; the engines import it only when they run, so ``import coflowlab``
+stays fast. The kernels are compiled on first use and cached on disk. They use plain IEEE
+double arithmetic (no ``fastmath``), which is what Java's ``double`` does, so they give the bits
+CoflowSim computes; the binade argument behind :func:`drain_one` and :func:`accumulate` is in
+the docstring of :mod:`.drain`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "FOREVER",
+    "MIN_VALUE",
+    "ZERO",
+    "accumulate",
+    "backfill",
+    "drain",
+    "drain_one",
+    "fair",
+    "finish_steps",
+    "madd",
+    "owner_sums",
+    "share",
+    "steps_to_finish",
+]
+
+ZERO = 1e-3
+"""CoflowSim's threshold for "no bytes left" and "no bandwidth left"."""
+
+FOREVER = np.int64(1) << np.int64(62)
+"""A quantum count meaning "until the flow finishes"."""
+
+MIN_VALUE = 5e-324
+"""Java's ``Double.MIN_VALUE``, where CoflowSim's maximum of a bottleneck starts."""
+
+TWO52 = np.int64(1) << np.int64(52)
+TWO53 = np.int64(1) << np.int64(53)
+
+
+@njit(cache=True)
+def drain_one(r, d, left):  # pragma: no cover - numba
+    """(bytes left, quanta applied) after up to `left` quanta of r -= min(d, r)."""
+    steps = np.int64(0)
+    if left > 0 and not d > 0.0:
+        return r, left
+    while left > 0 and r > ZERO:
+        r = r - min(d, r)  # one true quantum
+        steps += 1
+        left -= 1
+        if r <= ZERO or left == 0 or not d < r:
+            continue
+        # then every quantum that stays inside the binade of r, at once
+        u = math.ldexp(1.0, math.frexp(r)[1] - 53)
+        q = d / u
+        fq = math.floor(q)
+        frac = q - fq
+        big_r = np.int64(r / u)
+        fq_i = np.int64(fq)
+        tie = frac == 0.5
+        dn = fq_i + (fq_i & 1) if tie else fq_i + (1 if frac > 0.5 else 0)
+        bound = max(TWO52 + 1, np.int64(math.floor(ZERO / u)) + 1)
+        if (tie and (big_r & 1) == 1) or big_r <= bound:
+            continue
+        if dn == 0:  # d is below half a grid step: nothing moves, ever
+            return r, steps + left
+        n = min((big_r - bound) // dn, left)
+        if n > 0:
+            r = float(big_r - n * dn) * u
+            steps += n
+            left -= n
+    return r, steps
+
+
+@njit(cache=True)
+def drain(rem, per_quantum, quanta, out_rem, out_steps):  # pragma: no cover - numba
+    for i in range(rem.shape[0]):
+        out_rem[i], out_steps[i] = drain_one(rem[i], per_quantum[i], quanta[i])
+
+
+@njit(cache=True)
+def steps_to_finish(r, d, never):  # pragma: no cover - numba
+    """Quanta until a flow with r bytes left at d per quantum ends (1: the next one), or
+    `never`. A real-arithmetic estimate settles almost every flow; one within rounding of the
+    threshold is replayed exactly."""
+    if not d > 0.0:
+        return never
+    x = (r - ZERO) / d
+    eps = 2.5e-16 * x * (r / d) + 2e-15 * x + 1e-9
+    lo = max(math.ceil(x - eps), 1.0)
+    hi = max(math.ceil(x + eps), 1.0)
+    if lo == hi and not d < r * 1e-12 and not x > 1e15:
+        return np.int64(lo)
+    _, steps = drain_one(r, d, FOREVER)
+    return never if steps >= FOREVER else steps
+
+
+@njit(cache=True)
+def finish_steps(rem, per_quantum, never, out):  # pragma: no cover - numba
+    """:func:`steps_to_finish` of every flow."""
+    for i in range(rem.shape[0]):
+        out[i] = steps_to_finish(rem[i], per_quantum[i], never)
+
+
+@njit(cache=True)
+def grid_steps(addends, lo, hi, u):  # pragma: no cover - numba
+    """Grid steps of size u that adding addends[lo:hi] moves; (False, 0) on a tie."""
+    step = np.int64(0)
+    for i in range(lo, hi):
+        q = addends[i] / u
+        fq = math.floor(q)
+        fr = q - fq
+        if fr == 0.5 or abs(q) >= 2.0**52:
+            return False, np.int64(0)
+        step += np.int64(fq) + (1 if fr > 0.5 else 0)
+    return True, step
+
+
+@njit(cache=True)
+def accumulate(x, addends, lo, hi, rounds):  # pragma: no cover - numba
+    """x after `rounds` rounds of `for a in addends[lo:hi]: x += a` (same signs)."""
+    k = rounds
+    while k > 0:
+        if x == 0.0 or not math.isfinite(x):
+            ok = False
+            step = np.int64(0)
+        else:
+            u = math.ldexp(1.0, math.frexp(x)[1] - 53)
+            big_x = np.int64(abs(x) / u)  # in [2**52, 2**53)
+            ok, step = grid_steps(addends, lo, hi, u)
+            if ok:
+                if x < 0.0:
+                    step = -step  # work on |x|
+                if step > 0:
+                    n = (TWO53 - 1 - big_x) // step
+                elif step < 0:
+                    n = (big_x - TWO52 - 1) // (-step)
+                else:
+                    return x  # every addend is lost to rounding
+                if n > 0:
+                    n = min(n, k)
+                    big_x += n * step
+                    x = math.copysign(float(big_x) * u, x)
+                    k -= n
+                    continue
+        for i in range(lo, hi):
+            x += addends[i]
+        k -= 1
+    return x
+
+
+@njit(cache=True)
+def owner_sums(
+    sums, keys, starts, ends, per_quantum, last_add, fin, q, stop
+):  # pragma: no cover - numba
+    """For each owner (its flows are rows starts[i]:ends[i], in Java's order): its running
+    sum over quanta q..stop-1, where a flow adds per_quantum until quantum fin (exclusive)
+    and last_add in quantum fin, if fin < stop."""
+    buf = np.empty(per_quantum.shape[0])
+    for i in range(keys.shape[0]):
+        lo = starts[i]
+        hi = ends[i]
+        x = sums[keys[i]]
+        n_end = 0
+        for j in range(lo, hi):
+            if fin[j] < stop:
+                n_end += 1
+        if n_end == 0:
+            sums[keys[i]] = accumulate(x, per_quantum, lo, hi, stop - q)
+            continue
+        cuts = np.sort(fin[lo:hi])
+        t = q
+        prev = -1
+        for cut in cuts:
+            if cut >= stop:
+                break
+            if cut == prev:
+                continue
+            prev = cut
+            n = 0
+            for j in range(lo, hi):
+                if fin[j] >= cut:
+                    buf[n] = per_quantum[j]
+                    n += 1
+            x = accumulate(x, buf, 0, n, cut - t)
+            n = 0
+            for j in range(lo, hi):
+                if fin[j] >= cut:
+                    buf[n] = last_add[j] if fin[j] == cut else per_quantum[j]
+                    n += 1
+            x = accumulate(x, buf, 0, n, 1)
+            t = cut + 1
+        n = 0
+        for j in range(lo, hi):
+            if fin[j] >= stop:
+                buf[n] = per_quantum[j]
+                n += 1
+        sums[keys[i]] = accumulate(x, buf, 0, n, stop - t)
+
+
+@njit(cache=True)
+def madd(
+    seg, flows, src, dst, red, rem, left, tau, s_free, r_free, bps, skipped, trial
+):  # pragma: no cover - numba
+    """MADD over the coflows in order: coflow c owns flows[seg[c]:seg[c+1]] (reducer by
+    reducer); a coflow one of whose ports is full is flagged in `skipped`. tau[c] > 0
+    replaces the coflow's bottleneck time (deadline mode). `left` is each reducer's bytes
+    left (CoflowSim reads a reducer's running count, not the sum over its flows)."""
+    m = s_free.shape[0]
+    send = np.zeros(m)
+    recv = np.zeros(m)
+    s_used = np.zeros(m)
+    r_used = np.zeros(m)
+    for c in range(seg.shape[0] - 1):
+        lo = seg[c]
+        hi = seg[c + 1]
+        for k in range(lo, hi):
+            f = flows[k]
+            bps[f] = 0.0
+            send[src[f]] += rem[f]
+            recv[dst[f]] = left[red[f]]
+        full = False
+        alpha = MIN_VALUE
+        for k in range(lo, hi):
+            f = flows[k]
+            a = src[f]
+            b = dst[f]
+            if (send[a] > 0.0 and s_free[a] <= ZERO) or (recv[b] > 0.0 and r_free[b] <= ZERO):
+                full = True
+                break
+            x = send[a] * 8 / s_free[a]
+            if x > alpha:
+                alpha = x
+            x = recv[b] * 8 / r_free[b]
+            if x > alpha:
+                alpha = x
+        for k in range(lo, hi):
+            send[src[flows[k]]] = 0.0
+            recv[dst[flows[k]]] = 0.0
+        if full:
+            skipped[c] = True
+            continue
+        if tau[c] > 0.0:
+            alpha = tau[c]
+        for k in range(lo, hi):
+            f = flows[k]
+            a = src[f]
+            b = dst[f]
+            if r_free[b] <= ZERO:
+                continue
+            cur = rem[f] * 8 / alpha
+            if cur > s_free[a] or cur > r_free[b]:
+                cur = min(s_free[a], r_free[b])
+            s_used[a] += cur
+            r_used[b] += cur
+            if not trial:
+                bps[f] = cur
+        for k in range(lo, hi):
+            f = flows[k]
+            a = src[f]
+            b = dst[f]
+            s_free[a] -= s_used[a]
+            s_used[a] = 0.0
+            r_free[b] -= r_used[b]
+            r_used[b] = 0.0
+
+
+@njit(cache=True)
+def share(seg, flows, src, dst, s_free, r_free, bps, group, num_groups):  # pragma: no cover
+    """For each group g in turn, the flows of the coflows c with group[c] == g share what
+    is left: each gets min(free_src / n_src, free_dst / n_dst), n counting the group's
+    flows whose two ports are not full. Other flows keep their rates."""
+    m = s_free.shape[0]
+    n_s = np.zeros(m, dtype=np.int64)
+    n_r = np.zeros(m, dtype=np.int64)
+    s_used = np.zeros(m)
+    r_used = np.zeros(m)
+    for g in range(num_groups):
+        for c in range(seg.shape[0] - 1):
+            if group[c] == g:
+                for k in range(seg[c], seg[c + 1]):
+                    f = flows[k]
+                    if r_free[dst[f]] > ZERO and s_free[src[f]] > ZERO:
+                        n_s[src[f]] += 1
+                        n_r[dst[f]] += 1
+        for c in range(seg.shape[0] - 1):
+            if group[c] == g:
+                for k in range(seg[c], seg[c + 1]):
+                    f = flows[k]
+                    a = src[f]
+                    b = dst[f]
+                    if r_free[b] <= ZERO or n_r[b] == 0 or s_free[a] <= ZERO or n_s[a] == 0:
+                        continue
+                    x = min(s_free[a] / n_s[a], r_free[b] / n_r[b])
+                    if x <= ZERO:
+                        x = 0.0
+                    bps[f] = x
+                    s_used[a] += x
+                    r_used[b] += x
+        for i in range(m):
+            s_free[i] -= s_used[i]
+            r_free[i] -= r_used[i]
+            s_used[i] = 0.0
+            r_used[i] = 0.0
+            n_s[i] = 0
+            n_r[i] = 0
+
+
+@njit(cache=True)
+def backfill(seg, order, flows, src, dst, s_free, r_free, bps):  # pragma: no cover
+    """Coflows in `order`, flows in turn: each adds min(free_src, free_dst) to its rate."""
+    for c in order:
+        for k in range(seg[c], seg[c + 1]):
+            f = flows[k]
+            a = src[f]
+            b = dst[f]
+            x = min(s_free[a], r_free[b])
+            if x > ZERO:
+                bps[f] += x
+                s_free[a] -= x
+                r_free[b] -= x
+
+
+@njit(cache=True)
+def _grow(a, n):  # pragma: no cover - numba
+    """`a` with room for at least n items (doubling)."""
+    if n <= a.shape[0]:
+        return a
+    b = np.empty(max(n, 2 * a.shape[0]), dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def fair(
+    adm_q, adm_ptr, adm_flows, src, dst, size, red, job, red_count, job_reds, num_ports, never
+):  # pragma: no cover - numba
+    """CoflowSim's FAIR (``FlowSimulator.fairShare``). Coflows enter at quanta adm_q[a]
+    (their flows adm_flows[adm_ptr[a]:adm_ptr[a+1]]); in every quantum each flow moves
+    min(2**20 / n_dst, 2**20 / n_src, bytes left), n counting the flows at its two ports at
+    the quantum's start. Rates change only when a count does, so the loop jumps from one flow
+    end or admission to the next. Returns the rate records (quantum, flow, bytes per quantum),
+    each flow's last quantum, its bytes and rate there, each coflow's last quantum and the
+    number of CoflowSim events."""
+    nf = size.shape[0]
+    mib = 1048576.0
+    rem = size.copy()
+    d = np.zeros(nf)
+    t0 = np.zeros(nf, dtype=np.int64)
+    fin = np.full(nf, never, dtype=np.int64)
+    alive = np.zeros(nf, dtype=np.bool_)
+    n_s = np.zeros(num_ports, dtype=np.int64)
+    n_r = np.zeros(num_ports, dtype=np.int64)
+    # alive flows per port: slot lists over the port's flows (CSR), swap-removal
+    s_off = np.zeros(num_ports + 1, dtype=np.int64)
+    r_off = np.zeros(num_ports + 1, dtype=np.int64)
+    for f in range(nf):
+        s_off[src[f] + 1] += 1
+        r_off[dst[f] + 1] += 1
+    for p in range(num_ports):
+        s_off[p + 1] += s_off[p]
+        r_off[p + 1] += r_off[p]
+    s_items = np.empty(nf, dtype=np.int64)
+    r_items = np.empty(nf, dtype=np.int64)
+    s_slot = np.empty(nf, dtype=np.int64)
+    r_slot = np.empty(nf, dtype=np.int64)
+    red_left = red_count.copy()
+    red_fin = np.full(red_count.shape[0], -1, dtype=np.int64)
+    job_left = job_reds.copy()
+    job_fin = np.full(job_reds.shape[0], -1, dtype=np.int64)
+    last_q = np.full(nf, -1, dtype=np.int64)
+    last_bytes = np.zeros(nf)
+    last_d = np.zeros(nf)
+    rec_q = np.empty(4 * nf + 16, dtype=np.int64)
+    rec_f = np.empty(4 * nf + 16, dtype=np.int64)
+    rec_d = np.empty(4 * nf + 16)
+    nrec = 0
+    events = 0
+    heap = [(np.int64(0), np.int64(0))]
+    heap.pop()
+    touched_s = np.zeros(num_ports, dtype=np.bool_)
+    touched_r = np.zeros(num_ports, dtype=np.bool_)
+    ai = 0
+    n_adm = adm_q.shape[0]
+    while True:
+        while len(heap) > 0 and (not alive[heap[0][1]] or heap[0][0] != fin[heap[0][1]]):
+            heapq.heappop(heap)
+        next_end = heap[0][0] if len(heap) > 0 else never
+        next_adm = adm_q[ai] if ai < n_adm else never
+        if next_end >= never and next_adm >= never:
+            break
+        if next_end < next_adm:
+            qf = next_end
+            departed = False
+            while len(heap) > 0 and heap[0][0] == qf:
+                f = heapq.heappop(heap)[1]
+                if not alive[f] or fin[f] != qf:
+                    continue
+                before = drain_one(rem[f], d[f], qf - t0[f])[0]
+                last_q[f] = qf
+                last_bytes[f] = min(d[f], before)
+                last_d[f] = d[f]
+                rem[f] = before - last_bytes[f]
+                alive[f] = False
+                a = src[f]
+                b = dst[f]
+                n_s[a] -= 1
+                n_r[b] -= 1
+                touched_s[a] = True
+                touched_r[b] = True
+                k = s_slot[f]  # swap-remove from the port lists
+                g = s_items[s_off[a] + n_s[a]]
+                s_items[k] = g
+                s_slot[g] = k
+                k = r_slot[f]
+                g = r_items[r_off[b] + n_r[b]]
+                r_items[k] = g
+                r_slot[g] = k
+                rd = red[f]
+                red_left[rd] -= 1
+                red_fin[rd] = max(red_fin[rd], qf)
+                if red_left[rd] == 0:
+                    j = job[f]
+                    job_left[j] -= 1
+                    job_fin[j] = max(job_fin[j], red_fin[rd])
+                    if job_left[j] == 0:
+                        departed = True
+            if departed:
+                events += 1
+            q = qf + 1
+            if next_adm == q:
+                continue  # the admission at this quantum sets the new rates
+        else:
+            q = next_adm
+            for k in range(adm_ptr[ai], adm_ptr[ai + 1]):
+                f = adm_flows[k]
+                a = src[f]
+                b = dst[f]
+                alive[f] = True
+                t0[f] = q
+                d[f] = 0.0
+                s_slot[f] = s_off[a] + n_s[a]
+                s_items[s_slot[f]] = f
+                r_slot[f] = r_off[b] + n_r[b]
+                r_items[r_slot[f]] = f
+                n_s[a] += 1
+                n_r[b] += 1
+                touched_s[a] = True
+                touched_r[b] = True
+            ai += 1
+            events += 1
+        # new rates for the flows at ports whose counts changed
+        for p in range(num_ports):
+            for side in range(2):
+                if side == 0:
+                    if not touched_s[p]:
+                        continue
+                    lo = s_off[p]
+                    hi = lo + n_s[p]
+                else:
+                    if not touched_r[p]:
+                        continue
+                    lo = r_off[p]
+                    hi = lo + n_r[p]
+                for k in range(lo, hi):
+                    f = s_items[k] if side == 0 else r_items[k]
+                    new = min(mib / n_r[dst[f]], mib / n_s[src[f]])
+                    if new == d[f]:
+                        continue
+                    if q > t0[f]:
+                        rem[f] = drain_one(rem[f], d[f], q - t0[f])[0]
+                    t0[f] = q
+                    d[f] = new
+                    fin[f] = q - 1 + steps_to_finish(rem[f], new, never)
+                    heapq.heappush(heap, (fin[f], f))
+                    rec_q = _grow(rec_q, nrec + 1)
+                    rec_f = _grow(rec_f, nrec + 1)
+                    rec_d = _grow(rec_d, nrec + 1)
+                    rec_q[nrec] = q
+                    rec_f[nrec] = f
+                    rec_d[nrec] = new
+                    nrec += 1
+            touched_s[p] = False
+            touched_r[p] = False
+    return (rec_q[:nrec], rec_f[:nrec], rec_d[:nrec], last_q, last_bytes, last_d, job_fin, events)
