@@ -139,6 +139,13 @@ def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
 def _simulate(args: argparse.Namespace) -> int:
     from .heuristics.registry import POLICIES, make_policy
 
+    if args.list and args.time_model == "coflowsim":
+        from .heuristics.coflowsim import POLICIES as COFLOWSIM
+
+        width = max(len(n) for n in COFLOWSIM)
+        for name, java in COFLOWSIM.items():
+            print(f"{name:<{width}}  CoflowSim's {java}")
+        return 0
     if args.list:
         width = max(len(n) for n in POLICIES)
         for name, entry in POLICIES.items():

@@ -114,3 +114,14 @@ def test_parameters_are_refused(capsys, data_dir):
     """Tests that --param is refused: CoflowSim's policies have no parameters."""
     code, _, err = simulate(capsys, data_dir, "varys", "--param", "starvation=false")
     assert code == 1 and "takes no --param" in err
+
+
+def test_list_under_the_coflowsim_model_names_coflowsim_variants(capsys):
+    """Tests that --list with --time-model coflowsim lists the supported names and CoflowSim's
+    variant for each, and nothing CoflowSim lacks."""
+    code = main(["simulate", "--list", "--time-model", "coflowsim"])
+    out = capsys.readouterr().out
+    rows = dict(line.split(None, 1) for line in out.splitlines())
+    assert code == 0 and set(rows) == set(POLICIES)
+    assert rows["varys"] == "CoflowSim's SEBF" and rows["aalo"] == "CoflowSim's DARK"
+    assert rows["tcf"] == "CoflowSim's LCF"
