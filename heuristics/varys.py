@@ -574,7 +574,36 @@ def _backfill(
     return rates
 
 
-class VarysSCF(Varys):
+class _FixedOrder(Varys):
+    """Varys' machinery with the ordering fixed by the subclass (``order``), so that results
+    are labelled with it. Same parameters as :class:`Varys` except ``ordering`` and
+    ``sebf_key``; ``starvation=None`` means the subclass's ``starvation_default``."""
+
+    order: ClassVar[Ordering]
+    starvation_default: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        starvation: bool | None = None,
+        T: float = 2000.0,
+        delta: float = 200.0,
+        backfill: Backfill = "greedy",
+        reschedule_on: Reschedule = "coflow",
+        time_unit_ms: float = 1.0,
+    ) -> None:
+        super().__init__(
+            self.order,
+            starvation=self.starvation_default if starvation is None else starvation,
+            T=T,
+            delta=delta,
+            backfill=backfill,
+            reschedule_on=reschedule_on,
+            time_unit_ms=time_unit_ms,
+        )
+
+
+class VarysSCF(_FixedOrder):
     """Varys' machinery with Shortest-Coflow-First (``scf``): ascending length.
 
     Same parameters as :class:`Varys` except ``ordering`` and ``sebf_key``.
@@ -588,29 +617,10 @@ class VarysSCF(Varys):
     """
 
     name: ClassVar[str] = "scf"
-
-    def __init__(
-        self,
-        *,
-        starvation: bool = True,
-        T: float = 2000.0,
-        delta: float = 200.0,
-        backfill: Backfill = "greedy",
-        reschedule_on: Reschedule = "coflow",
-        time_unit_ms: float = 1.0,
-    ) -> None:
-        super().__init__(
-            "scf",
-            starvation=starvation,
-            T=T,
-            delta=delta,
-            backfill=backfill,
-            reschedule_on=reschedule_on,
-            time_unit_ms=time_unit_ms,
-        )
+    order: ClassVar[Ordering] = "scf"
 
 
-class VarysNCF(Varys):
+class VarysNCF(_FixedOrder):
     """Varys' machinery with Narrowest-Coflow-First (``ncf``): ascending width.
 
     Examples
@@ -622,29 +632,10 @@ class VarysNCF(Varys):
     """
 
     name: ClassVar[str] = "ncf"
-
-    def __init__(
-        self,
-        *,
-        starvation: bool = True,
-        T: float = 2000.0,
-        delta: float = 200.0,
-        backfill: Backfill = "greedy",
-        reschedule_on: Reschedule = "coflow",
-        time_unit_ms: float = 1.0,
-    ) -> None:
-        super().__init__(
-            "ncf",
-            starvation=starvation,
-            T=T,
-            delta=delta,
-            backfill=backfill,
-            reschedule_on=reschedule_on,
-            time_unit_ms=time_unit_ms,
-        )
+    order: ClassVar[Ordering] = "ncf"
 
 
-class VarysTCF(Varys):
+class VarysTCF(_FixedOrder):
     """Varys' machinery with smallesT-Coflow-First (``tcf``): ascending total size.
 
     Examples
@@ -656,29 +647,10 @@ class VarysTCF(Varys):
     """
 
     name: ClassVar[str] = "tcf"
-
-    def __init__(
-        self,
-        *,
-        starvation: bool = True,
-        T: float = 2000.0,
-        delta: float = 200.0,
-        backfill: Backfill = "greedy",
-        reschedule_on: Reschedule = "coflow",
-        time_unit_ms: float = 1.0,
-    ) -> None:
-        super().__init__(
-            "tcf",
-            starvation=starvation,
-            T=T,
-            delta=delta,
-            backfill=backfill,
-            reschedule_on=reschedule_on,
-            time_unit_ms=time_unit_ms,
-        )
+    order: ClassVar[Ordering] = "tcf"
 
 
-class VarysFIFO(Varys):
+class VarysFIFO(_FixedOrder):
     """Coflows in arrival order with MADD and backfill (``fifo``), "as in Orchestra" (L1632).
 
     Non-preemptive at the coflow level: a coflow is never overtaken by a later one, which only
@@ -694,26 +666,8 @@ class VarysFIFO(Varys):
     """
 
     name: ClassVar[str] = "fifo"
-
-    def __init__(
-        self,
-        *,
-        starvation: bool = False,
-        T: float = 2000.0,
-        delta: float = 200.0,
-        backfill: Backfill = "greedy",
-        reschedule_on: Reschedule = "coflow",
-        time_unit_ms: float = 1.0,
-    ) -> None:
-        super().__init__(
-            "fifo",
-            starvation=starvation,
-            T=T,
-            delta=delta,
-            backfill=backfill,
-            reschedule_on=reschedule_on,
-            time_unit_ms=time_unit_ms,
-        )
+    order: ClassVar[Ordering] = "fifo"
+    starvation_default: ClassVar[bool] = False
 
 
 # ============================================================================ deadlines
