@@ -287,7 +287,7 @@ def simulate(
     t = arrivals.next_time()
     wakeup = math.inf
     notify = "flow"
-    events = decisions = 0
+    events = 0
     # what happened since the policy was last asked (it is not asked while nothing is active)
     arrived_since: list[np.ndarray] = []
     completed_since: list[np.ndarray] = []
@@ -314,7 +314,6 @@ def simulate(
             break
         if fl.count:
             events += 1
-            decisions += 1
             if max_events is not None and events > max_events:
                 raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
             state = state_class(
