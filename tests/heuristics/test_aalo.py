@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+from instance_kinds import GENERATED
 from numpy.testing import assert_, assert_allclose, assert_equal
 
 from coflowlab import Coflow, Fabric, Instance, simulate
@@ -21,7 +22,7 @@ from coflowlab.heuristics.aalo import (
     coflow_ids,
     dclas_allocation,
 )
-from coflowlab.instances import assign_deadlines, fb_like, single_port, uniform
+from coflowlab.instances import fb_like, uniform
 from coflowlab.instances.examples import EXPECTED, aalo_identical, aalo_theorem_c11
 from coflowlab.policy import Decision, InstanceView, ObservedState
 from coflowlab.simulator import SimulationResult
@@ -854,21 +855,8 @@ def test_decisions_ignore_unobserved_sizes(make: Any, seed: int, which: str):
     assert_(len(a[0]) > 0)
 
 
-def _with_dependencies(seed: int) -> Instance:
-    base = uniform(3, 6, density=0.5, release_rate=1.0, seed=seed)
-    return base.replace(dependencies=[(0, 2), (1, 2), (2, 4), (3, 5)])
-
-
 INSTANCES = {
-    "uniform": lambda: uniform(4, 8, density=0.4, seed=1),
-    "uniform-online": lambda: uniform(5, 10, density=0.3, release_rate=0.5, seed=2),
-    "weights": lambda: uniform(4, 8, density=0.4, release_rate=0.5, weights=(1, 4), seed=3),
-    "deadlines": lambda: assign_deadlines(uniform(4, 8, density=0.4, seed=4), seed=4),
-    "single_port": lambda: single_port(8, seed=5),
-    "dependencies": lambda: _with_dependencies(6),
-    "real_sizes": lambda: uniform(
-        3, 6, sizes=(0.5, 30.0), integral=False, release_rate=0.3, seed=7
-    ),
+    **GENERATED,
     "capacities": lambda: Instance(
         Fabric(3, np.array([1.0, 0.5, 2.0]), np.array([0.7, 1.0, 1.5])),
         [0, 0, 1, 1, 2],

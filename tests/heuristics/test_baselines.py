@@ -8,12 +8,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from instance_kinds import GENERATED
 from numpy.testing import assert_, assert_allclose, assert_equal
 
 from coflowlab import Coflow, Fabric, Instance, simulate
 from coflowlab.heuristics.baselines import FifoLM, PerFlowPriority
 from coflowlab.heuristics.fair import FairSharing
-from coflowlab.instances import assign_deadlines, fb_like, single_port, uniform
+from coflowlab.instances import fb_like, single_port, uniform
 from coflowlab.instances.examples import EXAMPLES, EXPECTED, fig_3_2, fig_5_1
 from coflowlab.simulator import SimulationResult
 
@@ -234,21 +235,8 @@ def test_clairvoyant_pfp_sees_the_enlarged_flow():
     assert_(all(differs))
 
 
-def _with_dependencies(seed: int) -> Instance:
-    base = uniform(3, 6, density=0.5, release_rate=1.0, seed=seed)
-    return base.replace(dependencies=[(0, 2), (1, 2), (2, 4), (3, 5)])
-
-
 INSTANCES = {
-    "uniform": lambda: uniform(4, 8, density=0.4, seed=1),
-    "uniform-online": lambda: uniform(5, 10, density=0.3, release_rate=0.5, seed=2),
-    "weights": lambda: uniform(4, 8, density=0.4, release_rate=0.5, weights=(1, 4), seed=3),
-    "deadlines": lambda: assign_deadlines(uniform(4, 8, density=0.4, seed=4), seed=4),
-    "single_port": lambda: single_port(8, seed=5),
-    "dependencies": lambda: _with_dependencies(6),
-    "real_sizes": lambda: uniform(
-        3, 6, sizes=(0.5, 30.0), integral=False, release_rate=0.3, seed=7
-    ),
+    **GENERATED,
     "fb_like": lambda: fb_like(40, num_ports=30, seed=11),
 }
 
