@@ -11,7 +11,10 @@ heuristics) is checked here, from its records alone:
 - slotted model only: whole units per slot and integral sizes.
 
 Completion times, and every metric derived from them, come from this verification and never
-from an algorithm's own bookkeeping. Tolerances are documented in :mod:`coflowlab.constants`.
+from an algorithm's own bookkeeping. A fluid flow completes when its bytes reach its size
+(within the byte tolerance) or, if it goes on sending above the rate tolerance after that and
+does not exceed its size, when it last stops sending: bytes still moving are part of the flow,
+however few. Tolerances are documented in :mod:`coflowlab.constants`.
 
 The fluid check streams over the records in chunks of whole time groups
 (:class:`FluidVerifier`), each chunk vectorized, so a simulator can feed records as it
@@ -287,6 +290,7 @@ class FluidVerifier:
         self.since = np.zeros(nf)
         self.sent = np.zeros(nf)
         self.done_at = np.full(nf, np.nan)
+        self.last_send = np.full(nf, -np.inf)
         self.first_send = np.full(nf, np.inf)
         self.usage = np.zeros(2 * m)
         self.pending: dict[int, tuple[float, float]] = {}  # port -> (start, excess)
@@ -347,6 +351,7 @@ class FluidVerifier:
         self._check_release(fs, ts, prev_time, prev_rate)
         active = prev_rate > self.rate_tol[fs]
         np.minimum.at(self.first_send, fs[active], prev_time[active])
+        np.maximum.at(self.last_send, fs[active], ts[active])
 
         csum = np.cumsum(seg)
         group_start = np.maximum.accumulate(np.where(first, np.arange(len(fs)), 0))
@@ -495,6 +500,10 @@ class FluidVerifier:
             need = np.maximum(inst.flow_size[e] - self.sent[e], 0.0)
             self.done_at[e] = self.since[e] + need / self.rate[e]
             self.sent[open_ended] = np.inf
+        # a flow still sending after it reached its size (within tolerance) ends when it stops;
+        # one that sent too much (reported below) is read as complete when it reached its size
+        tail = ~np.isnan(self.done_at) & (self.sent <= inst.flow_size + self.byte_tol)
+        np.fmax(self.done_at, self.last_send, out=self.done_at, where=tail)
         _check_conservation(inst, self.sent, self.byte_tol, self.out)
         return _finish_report(
             inst,

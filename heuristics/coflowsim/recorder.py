@@ -6,20 +6,24 @@ MB (MiB) per ms. The last quantum of a flow carries only what was left, so it is
 ``left / 8 ms`` and the flow completes at the quantum's end, as CoflowSim counts it.
 
 Rates are written rounded down to a fine grid (see :func:`_on_grid`). The verifier counts a
-flow as complete once it is within its byte tolerance, ``tol * (size + capacity * horizon)``
-(a few hundred bytes at ``tol = 1e-9``), of its size; three details make it read the
-completion quantum CoflowSim reports:
+flow as complete once it is within its byte tolerance of its size and has stopped sending
+(rates above its rate tolerance, ``tol`` times the port capacity, count as sending). Two
+details make it read the completion quantum CoflowSim reports:
 
 - each last quantum carries what the flow's earlier records leave of its size, and at least
   :data:`MIN_LAST_BYTES` (or what the flow's rate allows in it, if less): the bytes it lacks
   are taken from the flow's latest earlier quanta, going back over as many rate segments as
   needed. Only the flow's own rates go down, so ports stay within capacity;
 - a flow whose rate in its last quantum is itself tiny (deadline mode sizes rates by bytes
-  left, and flows can crawl at a few bytes per quantum) would still look complete early, so
-  the tolerance to verify with, :attr:`Recorder.tol`, is lowered until every last quantum
-  carries at least four byte tolerances;
-- the last quantum is written a quarter of a byte tolerance short, so the verifier's own
-  rounding never completes the flow before the quantum's end.
+  left, and flows can crawl at a few millionths of a byte per quantum) would not read as
+  sending, so the tolerance to verify with, :attr:`Recorder.tol`, is lowered until every last
+  quantum's rate is at least twice the rate tolerance, but not below :data:`MIN_TOL`. The
+  few flows still slower than that (a ten-millionth of a byte per quantum, and less) are
+  listed in :attr:`Recorder.crawling`.
+
+CoflowSim ends a flow when its reducer's running byte count runs out, which can drift from
+the flow's own count by a few thousandths of a byte; such a flow's last quantum carries only
+what its rate allows, and the verifier's byte tolerance covers the rest.
 """
 
 from __future__ import annotations
@@ -104,6 +108,9 @@ class Recorder:
         self.rate = np.zeros(n)  # bytes per quantum, as last set
         self.tol = TOL
         """The tolerance :meth:`schedule` made its schedule for (verify with it)."""
+        self.crawling = np.zeros(0, dtype=np.int64)
+        """Flows whose last quantum moves too little for the verifier to read at
+        :attr:`tol` (set by :meth:`schedule`): it may complete them quanta earlier."""
         self._written = np.zeros(n)  # MB per ms, as last written
         self._since = np.zeros(n)  # ms, when it was written
         self._sent = np.zeros(n)  # MB the records wrote before that
@@ -218,9 +225,8 @@ class Recorder:
 
         Each finished flow's last quantum carries what its earlier records left of its size,
         made at least :data:`MIN_LAST_BYTES` (or the most it may carry) by
-        :meth:`_shift_tails`. :attr:`tol` becomes ``tol``, or less if a last quantum carries
-        less than four times the verifier's byte tolerance at ``tol`` (see the module
-        docstring); each last quantum is written a quarter of that tolerance short.
+        :meth:`_shift_tails`. :attr:`tol` becomes ``tol``, or less if a last quantum's rate
+        is below twice the verifier's rate tolerance at ``tol`` (see the module docstring).
         """
         self.tol = tol
         if self._last_f:
@@ -242,14 +248,14 @@ class Recorder:
                     left[rest] += _shift_tails(
                         lq[rest], lf[rest], need[rest] - freed[more], t, f, r
                     )
-            lb = np.clip(left, 0.0, cap)
-            horizon = max(1.0, float((lq.max() + 1) * _QMS))
-            per_tol = self.size[lf] / BYTES_PER_MB + _CAP_MB_PER_MS * horizon
-            # the verifier's byte tolerance is tol * per_tol
-            self.tol = max(min(tol, float(np.min(lb / (4.0 * per_tol), initial=tol))), MIN_TOL)
+            rate = _on_grid(np.clip(left, 0.0, cap) / _QMS)
+            # the verifier reads a flow as sending while its rate exceeds tol * capacity
+            slowest = float(np.min(rate[rate > 0.0], initial=np.inf)) / _CAP_MB_PER_MS
+            self.tol = max(min(tol, slowest / 2.0), MIN_TOL)
+            self.crawling = np.unique(lf[rate < 2.0 * self.tol * _CAP_MB_PER_MS])
             self._t.append(lq.astype(np.float64) * _QMS)
             self._f.append(lf)
-            self._r.append(_on_grid((lb - 0.25 * self.tol * per_tol) / _QMS))
+            self._r.append(rate)
         if not self._t:
             return FluidSchedule(num_flows, [], np.zeros(0, dtype=np.int64), [])
         return FluidSchedule(

@@ -374,3 +374,13 @@ def test_feeding_event_by_event_matches_whole_verification():
     whole = verify(inst, sched)
     assert streamed.counts == whole.counts and streamed.counts
     assert_equal(streamed.flow_completion, whole.flow_completion)
+
+
+def test_flow_completes_when_it_stops_sending_its_last_bytes():
+    """Tests that a flow crawling through its last bytes, below the byte tolerance but above
+    the rate tolerance, completes when it stops sending, not when it came within tolerance."""
+    first = 2.0 - 5e-11
+    sched = FluidSchedule(1, time=[0.0, first, first + 0.005], flow=[0, 0, 0], rate=[1.0, 1e-8, 0])
+    report = verify(one_flow(2.0), sched)
+    assert report.feasible, report.summary()
+    assert_allclose(report.coflow_completion, [first + 0.005], rtol=0, atol=1e-12)

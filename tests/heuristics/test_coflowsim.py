@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from coflowlab import Coflow, Fabric, Instance, Units, verify
+from coflowlab import Coflow, Fabric, FluidSchedule, Instance, Units, verify
 from coflowlab.heuristics.coflowsim import (
     POLICIES,
     CoflowSimResult,
@@ -30,6 +30,7 @@ from coflowlab.heuristics.coflowsim.drain import (
     drain_reference,
 )
 from coflowlab.heuristics.coflowsim.recorder import Recorder
+from coflowlab.heuristics.coflowsim.simulate import _cross_check
 from coflowlab.instances import fb_like, parse_benchmark, read_benchmark
 from coflowlab.instances.examples import coflowsim_micro
 
@@ -66,18 +67,6 @@ ALL = list(POLICIES)
 # the CoflowSim time model): under SEBF, coflows 163, 299, 406 and 487 (the widest, 145 x 117
 # and more, last in SEBF order) finish +80, -1072, +6784 and +8 ms off; all 522 others match.
 KNOWN_MISMATCH = {"varys": "coflows 163, 299, 406, 487 differ from CoflowSim's SEBF"}
-# On the public trace, deadline mode lets some flows send their last bytes at a fraction of a
-# byte per quantum; no verification tolerance above the verifier's own rounding (1e-12) reads
-# such a flow's last quantum, so the cross-check in simulate_coflowsim fails (coflow 114).
-UNVERIFIABLE = {"varys-deadline": "crawling last quanta are below the verifier's resolution"}
-REPLAYED = [
-    pytest.param(
-        p, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=UNVERIFIABLE[p])
-    )
-    if p in UNVERIFIABLE
-    else p
-    for p in ALL
-]
 FINGERPRINTED = [
     pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISMATCH[p]))
     if p in KNOWN_MISMATCH
@@ -327,16 +316,44 @@ def test_last_quantum_borrows_across_several_segments():
 
 
 def test_tolerance_is_lowered_for_a_flow_that_ends_at_a_crawl():
-    """Tests that a flow that moves only 40 bytes per quantum up to its end (as deadline mode
-    makes flows do) is verified at a tolerance small enough to see it end in its quantum,
-    where the default tolerance would call it complete hundreds of quanta early."""
-    rec, q = crawl((1, MIB - 40_000), (999, 40.0), last=40.0)
+    """Tests that a flow that moves only a ten-thousandth of a byte per quantum up to its end
+    (as deadline mode makes flows do) is verified at a tolerance small enough to see it send
+    in its last quantum, where the default tolerance would call it complete 1,000 quanta
+    early."""
+    rec, q = crawl((1, MIB - 0.1), (999, 1e-4), last=1e-4)
     sched = rec.schedule(1)
     assert rec.tol < 1e-9
+    assert rec.crawling.size == 0
     exact = verify(one_mib_flow(), sched, tol=rec.tol)
     assert exact.feasible, exact.violations[:3]
     assert exact.coflow_completion.tolist() == [(q + 1) * 8.0]
-    assert verify(one_mib_flow(), sched).coflow_completion[0] < (q + 1) * 8.0
+    assert verify(one_mib_flow(), sched).coflow_completion[0] <= (q - 999) * 8.0
+
+
+def test_flow_too_slow_for_any_tolerance_is_listed_as_crawling():
+    """Tests that a flow whose last quantum moves a hundred-millionth of a byte, below what
+    the recorder can write, is listed in ``crawling`` (the verifier completes it early)."""
+    rec, q = crawl((1, MIB - 1e-5), (999, 1e-8), last=1e-8)
+    sched = rec.schedule(1)
+    assert rec.crawling.tolist() == [0]
+    report = verify(one_mib_flow(), sched, tol=rec.tol)
+    assert report.feasible, report.violations[:3]
+    assert report.coflow_completion[0] < (q + 1) * 8.0
+
+
+def test_cross_check_accepts_a_later_engine_time_only_for_crawling_coflows():
+    """Tests that the engine's completion replaces the verifier's only when it is later and
+    the coflow has a crawling flow; every other disagreement raises."""
+    inst = one_mib_flow()
+    report = verify(inst, FluidSchedule(1, time=[0.0, 8.0], flow=[0, 0], rate=[0.125, 0.0]))
+    late, early = np.array([80.0]), np.array([4.0])
+    crawls, steady = np.array([True]), np.array([False])
+    completion, crawled = _cross_check(inst, report, late, crawls)
+    assert completion.tolist() == [80.0] and crawled == (inst.coflow_label[0],)
+    assert _cross_check(inst, report, np.array([8.0]), crawls)[1] == ()
+    for own, mask in ((late, steady), (early, crawls)):
+        with pytest.raises(AssertionError, match="verify completes it at"):
+            _cross_check(inst, report, own, mask)
 
 
 # ---------------------------------------------------------------------------------- exactness
@@ -385,12 +402,14 @@ def on_trace(path: str, policy: str) -> CoflowSimResult:
 
 @pytest.mark.trace
 @pytest.mark.slow
-@pytest.mark.parametrize("policy", REPLAYED)
+@pytest.mark.parametrize("policy", ALL)
 def test_every_policy_runs_and_verifies_on_the_trace(policy, fb_trace):
     """Tests that every policy replays the public trace into a schedule that verifies."""
     res = on_trace(str(fb_trace), policy)
     assert res.report.feasible, res.report.violations[:3]
     assert len(res.labels) + len(res.rejected) == 526
+    # only deadline mode sizes rates by bytes left, so only its flows can crawl (see crawled)
+    assert not res.crawled or policy == "varys-deadline"
 
 
 @pytest.mark.trace
