@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
+
 from .exceptions import CoflowlabError
 
 __all__ = ["main"]
@@ -172,6 +174,8 @@ def _simulate(args: argparse.Namespace) -> int:
         result = simulate_coflowsim(inst, name, record=False)
         sim_inst, completion = result.instance, result.completion
         meta = {
+            "met": np.isin(result.labels, result.met),  # CoflowSim's rule (overruns < 3%)
+            "missing": len(result.rejected),
             "events": result.num_events,
             "verified": bool(result.report.feasible),
             "rejected": len(result.rejected),

@@ -16,11 +16,11 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-from coflowlab.allocation import priority_greedy
 from coflowlab.instance import Instance
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
 from .aalo import CROSS_TOL, _first_crossing, _LocalBytes, dclas_allocation
+from .pfp_kernels import kernels as pfp_kernels
 
 __all__ = ["FifoLM", "PerFlowPriority"]
 
@@ -63,6 +63,14 @@ class PerFlowPriority:
     can change an allocation when two of their flows swap (every flow is limited by a
     saturated port), so only their adjacent pairs are watched.
 
+    The ranking is kept between events rather than re-sorted: a flow's key changes only while
+    it sends, and at most one flow per port sends, so the flows at rate 0 stay sorted and only
+    the sending ones are re-ranked; the greedy walks the merge and stops once every ingress or
+    every egress is saturated (:mod:`coflowlab.heuristics.pfp_kernels`). The policy mirrors the
+    simulator's bookkeeping of bytes sent and returns only the rates that change
+    (``Decision.update``), so the schedule is the one a full re-sort at every event gives, bit
+    for bit.
+
     Examples
     --------
     Thesis Fig. 3.2: the unit flows go as two matchings, then s3's flows one after the other
@@ -90,56 +98,101 @@ class PerFlowPriority:
 
     def reset(self, view: InstanceView) -> None:
         """Prepares for a new simulation of the instance ``view`` describes."""
-        if view.coflow_size is None:
+        if view.coflow_size is None or view.flow_size is None:
             raise ValueError("PerFlowPriority is clairvoyant: the view must carry sizes")
-        self.cap_in = np.asarray(view.cap_in, dtype=float)
-        self.cap_out = np.asarray(view.cap_out, dtype=float)
+        self.cap_in = np.ascontiguousarray(view.cap_in, dtype=float)
+        self.cap_out = np.ascontiguousarray(view.cap_out, dtype=float)
         self.coflow_size = np.asarray(view.coflow_size, dtype=float)
-
-    def _order(self, state: ClairvoyantState) -> IntArray:
-        t = float(state.time)
-        key = np.asarray(state.remaining) - np.asarray(state.rate) * (1e-9 * max(1.0, abs(t)))
-        flows = np.asarray(state.flows)
-        arrival = np.asarray(state.arrival)
-        if self.tie_break == "fifo":
-            return np.lexsort((flows, arrival, key))
+        nf = view.num_flows
+        m = len(self.cap_in) + len(self.cap_out)
+        self._src = np.ascontiguousarray(view.flow_src, dtype=np.int64)
+        self._dst = np.ascontiguousarray(view.flow_dst, dtype=np.int64)
+        self._size = np.ascontiguousarray(view.flow_size, dtype=float)
+        # tie-break columns after the key (lexsort order); tb2 is filled in at arrival
+        if self.tie_break == "smaller_coflow":
+            self._tb1 = self.coflow_size[np.asarray(view.flow_coflow)].astype(float)
+        else:
+            self._tb1 = np.zeros(nf)
+        self._tb2 = np.zeros(nf)
+        self._tb3 = np.arange(nf, dtype=float)
         if self.tie_break == "lifo":
-            return np.lexsort((-flows, -arrival, key))
-        size = self.coflow_size[np.asarray(state.coflow)]
-        return np.lexsort((flows, arrival, size, key))
+            self._tb3 = -self._tb3
+        self._status = np.zeros(nf, dtype=np.int64)
+        self._key = np.zeros(nf)
+        self._rem = np.zeros(nf)
+        self._rate = np.zeros(nf)  # mirrors the simulator's bookkeeping (flow_state)
+        self._base_sent = np.zeros(nf)
+        self._base_t = np.zeros(nf)
+        self._gen = np.zeros(nf, dtype=np.int64)
+        self._spos = np.full(nf, -1, dtype=np.int64)
+        self._st = np.zeros(4, dtype=np.int64)  # |S|, |B|, dead entries of S, |D|
+        self._bmax = max(256, math.isqrt(max(nf, 1)))
+        self._sflow = np.zeros(nf + 1, dtype=np.int64)
+        self._skey = np.zeros(nf + 1)
+        self._salive = np.zeros(nf + 1, dtype=np.bool_)
+        self._ssrc = np.zeros(nf + 1, dtype=np.int64)
+        self._sdst = np.zeros(nf + 1, dtype=np.int64)
+        self._bflow = np.zeros(nf + self._bmax + 1, dtype=np.int64)
+        self._bkey = np.zeros(nf + self._bmax + 1)
+        self._bgen = np.zeros(nf + self._bmax + 1, dtype=np.int64)
+        self._dyn = np.zeros(m + 1, dtype=np.int64)
+        self._cnt_in = np.zeros(len(self.cap_in), dtype=np.int64)
+        self._cnt_out = np.zeros(len(self.cap_out), dtype=np.int64)
+        self._xnew = np.zeros(nf)  # scratch: this event's new rates, by flow
+        self._step = pfp_kernels()["step"]
 
     def decide(self, state: ObservedState) -> Decision:
         """Strict-priority rates by remaining bytes; a wake-up at the next overtaking."""
         if not isinstance(state, ClairvoyantState):
             raise TypeError("PerFlowPriority needs a ClairvoyantState")
-        order = self._order(state)
-        src = np.asarray(state.src)
-        dst = np.asarray(state.dst)
-        rates = priority_greedy(order, src, dst, self.cap_in, self.cap_out)
-        if not self.exact:
-            return Decision(rates)
         t = float(state.time)
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        rem = np.asarray(state.remaining)
-        soonest = math.inf
-        for port, cap in ((src, self.cap_in), (dst, self.cap_out)):
-            load = np.bincount(port, weights=rates, minlength=len(cap))
-            saturated = np.flatnonzero(load[port] >= cap[port] * (1 - 1e-9))
-            if len(saturated) < 2:
-                continue
-            by_port = saturated[np.lexsort((rank[saturated], port[saturated]))]
-            same = port[by_port[1:]] == port[by_port[:-1]]
-            ahead, behind = by_port[:-1][same], by_port[1:][same]
-            faster = rates[behind] > rates[ahead]
-            if not faster.any():
-                continue
-            ahead, behind = ahead[faster], behind[faster]
-            gap = (rem[behind] - rem[ahead]) / (rates[behind] - rates[ahead])
-            soonest = min(soonest, float(gap.min()))
-        if math.isinf(soonest):
-            return Decision(rates)
-        return Decision(rates, wakeup=t + max(soonest, 1e-9 * max(1.0, abs(t))))
+        arrived = np.ascontiguousarray(state.arrived, dtype=np.int64)
+        completed = np.ascontiguousarray(state.completed, dtype=np.int64)
+        if len(arrived):
+            # release times (the tie-break's, as the state reports them)
+            at = np.searchsorted(state.flows, arrived)
+            release = np.asarray(state.arrival)[at]
+            self._tb2[arrived] = -release if self.tie_break == "lifo" else release
+        flows, rates, soonest = self._step(
+            t,
+            1e-9 * max(1.0, abs(t)),
+            arrived,
+            completed,
+            self.exact,
+            self._bmax,
+            self._src,
+            self._dst,
+            self._size,
+            self._tb1,
+            self._tb2,
+            self._tb3,
+            self.cap_in,
+            self.cap_out,
+            self._status,
+            self._key,
+            self._rem,
+            self._rate,
+            self._base_sent,
+            self._base_t,
+            self._gen,
+            self._spos,
+            self._st,
+            self._sflow,
+            self._skey,
+            self._salive,
+            self._ssrc,
+            self._sdst,
+            self._bflow,
+            self._bkey,
+            self._bgen,
+            self._dyn,
+            self._cnt_in,
+            self._cnt_out,
+            self._xnew,
+        )
+        if not self.exact or math.isinf(soonest):
+            return Decision(update=(flows, rates))
+        return Decision(update=(flows, rates), wakeup=t + max(soonest, 1e-9 * max(1.0, abs(t))))
 
 
 # ---------------------------------------------------------------------------------- FIFO-LM

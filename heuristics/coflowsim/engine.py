@@ -110,6 +110,9 @@ class CoflowEngine:
         self.red_left = v.red_count.copy()  # unfinished flows per reducer
         self.job_left = np.bincount(v.flow_job, minlength=n).astype(np.int64)  # ... per coflow
         self.red_fin = np.full(len(v.red_bytes), -1, dtype=np.int64)
+        self.red_done = np.zeros(len(v.red_bytes), dtype=bool)
+        self.frozen = np.zeros(nf, dtype=bool)  # alive, but laid out no more (never moves)
+        self.rec_closed = np.zeros(nf, dtype=bool)  # finished for the recorder already
         self.lcf_left = v.lcf_bytes.copy()
         self.sent = np.zeros(n)
         self.start = np.full(n, np.nan)
@@ -151,13 +154,19 @@ class CoflowEngine:
         recv[v.red_port[reds]] = self.S[reds]
         if np.any((send > 0) & (s_free <= ZERO)) or np.any((recv > 0) & (r_free <= ZERO)):
             return None
+        # the maximum over every port (a reducer ended by its byte count can hold a negative
+        # count, which counts where the port is overfilled)
         s_used = send > 0
-        r_used = recv > 0
+        r_used = recv != 0
         best = MIN_VALUE
         if s_used.any():
             best = max(best, float(np.max(send[s_used] * 8 / s_free[s_used])))
         if r_used.any():
-            best = max(best, float(np.max(recv[r_used] * 8 / r_free[r_used])))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                x = recv[r_used] * 8 / r_free[r_used]
+            x = x[x > best]
+            if x.size:
+                best = float(np.max(x))
         return best
 
     # ------------------------------------------------------------------ MADD family
@@ -187,6 +196,8 @@ class CoflowEngine:
         tau = v.deadline[jobs] / 1000 if self.deadline_mode else np.zeros(len(jobs))
         skipped = np.zeros(len(jobs), dtype=bool)
         src, dst = v.flow_src, v.flow_dst
+        js = np.asarray(jobs, dtype=np.int64)
+        red_lo = v.job_first_red[js].astype(np.int64)
         kernels.madd(
             seg,
             flows,
@@ -195,6 +206,9 @@ class CoflowEngine:
             v.flow_red,
             self.rem,
             self.S,
+            red_lo,
+            red_lo + v.num_reducers[js],
+            v.red_port,
             tau,
             s_free,
             r_free,
@@ -295,6 +309,11 @@ class CoflowEngine:
     # ------------------------------------------------------------------ events
     def _reallocate(self, now_ms: int, q: int, *, admission: bool) -> None:
         self.num_events += 1
+        if admission:
+            # the flows are laid out again, without the reducers already ended: a flow left
+            # in an ended reducer keeps its place in the allocation but moves no more
+            flows = self._moving()
+            self.frozen[flows[self.red_done[self.view.flow_red[flows]]]] = True
         if self.dark:
             self._dark_reorder()
             self._update_dark()
@@ -304,8 +323,9 @@ class CoflowEngine:
 
     def _set_rates(self, q: int) -> None:
         flows = self._moving()
-        self.d[flows] = self.bps[flows] / 1024.0
-        self.rec.set_rates(q, flows, self.d[flows])
+        self.d[flows] = np.where(self.frozen[flows], 0.0, self.bps[flows] / 1024.0)
+        open_ = flows[~self.rec_closed[flows]]
+        self.rec.set_rates(q, open_, self.d[open_])
         self.fin_q[flows] = q - 1 + finish_steps(self.rem[flows], self.d[flows])
         self.fin_q[flows] = np.minimum(self.fin_q[flows], BIG)
 
@@ -329,25 +349,40 @@ class CoflowEngine:
         alpha = self._alpha_online(j, flows, s_free, r_free)
         return alpha is not None and not alpha > self.view.deadline[j] / 1000.0
 
-    def _advance(self, q: int, stop: int) -> None:
-        """Runs quanta ``q .. stop-1`` at the current rates."""
+    def _advance(self, q: int, stop: int) -> int | None:
+        """Runs quanta ``q .. stop-1`` at the current rates.
+
+        A reducer ends in the first quantum at whose end its running byte count is at most
+        ``1e-3`` or its last flow has ended (``specs/reference-simulators.md`` §1.1). The count
+        drifts from the sum over its flows, so it can run out while a flow still has a few
+        bytes left. If that ends a coflow before quantum ``stop - 1``, nothing is run and
+        that quantum is returned (run again up to it); otherwise returns the quantum in which
+        such an early end ended a coflow, if any, else ``None``."""
         v = self.view
         flows = self._moving()
         flows = flows[self.d[flows] > 0]
         if not flows.size:
-            return
+            return None
         d = self.d[flows]
         fin = np.minimum(self.fin_q[flows], stop)  # stop: still sending afterwards
         ending = fin < stop
         # the full quanta; an ending flow then moves what it has left, at most d
         rem, _ = drain(self.rem[flows], d, fin - q)
         last_add = np.where(ending, np.minimum(d, rem), 0.0)
+        early: dict[int, int] = {}
+        cut: int | None = None
         if self.dark:
             owners = v.flow_job[flows]
             self._exact_sums(self.sent, owners, self.job_left, 1.0, d, fin, last_add, q, stop)
         else:
             owners = v.flow_red[flows]
-            self._exact_sums(self.S, owners, self.red_left, -1.0, d, fin, last_add, q, stop)
+            left = self.S.copy()
+            early = self._reducer_sums(left, owners, d, fin, last_add, q, stop)
+            if early:
+                cut = self._early_departure(early, flows, fin, stop)
+                if cut is not None and cut < stop - 1:
+                    return cut
+            self.S = left
         rem = rem - last_add
         if self.order == "lcf":
             # LCF's remaining bytes (per reducer, floored at 0; summed, not bit-exact)
@@ -355,19 +390,125 @@ class CoflowEngine:
             per_red = np.bincount(v.flow_red[flows], weights=moved, minlength=len(self.S))
             self.lcf_left = np.maximum(self.lcf_left - per_red, 0.0)
         self.rem[flows] = rem
-        if not ending.any():
-            return
-        done = flows[ending]
-        last_q = self.fin_q[done]
-        self.alive[done] = False
-        self.rec.finish(done, last_q)
-        reds = v.flow_red[done]
-        np.subtract.at(self.red_left, reds, 1)
-        np.subtract.at(self.job_left, v.flow_job[done], 1)
-        np.maximum.at(self.red_fin, reds, last_q)
-        emptied = np.unique(reds[self.red_left[reds] == 0])
-        self.S[emptied] = 0.0  # cleanupTask
-        self.fin_q[done] = BIG
+        for r, t in early.items():
+            # ended by its byte count: the count restarts at 0 after quantum t, and the
+            # flows still in it go on moving (and counting) until they end or the next
+            # lay-out; the recorder closes them with the reducer
+            self.red_done[r] = True
+            self.red_fin[r] = t
+            rows = np.flatnonzero(owners == r)
+            self.S[r] = 0.0
+            if t + 1 < stop:
+                one = np.zeros(1, dtype=np.int64)
+                kernels.owner_sums(
+                    self.S,
+                    np.array([r], dtype=np.int64),
+                    one,
+                    np.array([rows.size], dtype=np.int64),
+                    -d[rows],
+                    -last_add[rows],
+                    fin[rows].astype(np.int64),
+                    int(t + 1),
+                    int(stop),
+                    np.zeros(1, dtype=np.bool_),
+                    one.copy(),
+                )
+            f = self._red_alive(r)
+            f = f[~self.rec_closed[f]]
+            self.rec.finish(f, np.full(f.size, t, dtype=np.int64))
+            self.rec_closed[f] = True
+        if ending.any():
+            done = flows[ending]
+            last_q = self.fin_q[done]
+            self.alive[done] = False
+            open_ = ~self.rec_closed[done]
+            self.rec.finish(done[open_], last_q[open_])
+            self.rec_closed[done] = True
+            reds = v.flow_red[done]
+            np.subtract.at(self.red_left, reds, 1)
+            np.subtract.at(self.job_left, v.flow_job[done], 1)
+            live = ~self.red_done[reds]
+            np.maximum.at(self.red_fin, reds[live], last_q[live])
+            emptied = np.unique(reds[live & (self.red_left[reds] == 0)])
+            self.S[emptied] = 0.0  # cleanupTask
+            self.red_done[emptied] = True
+            self.fin_q[done] = BIG
+        return cut
+
+    def _red_alive(self, r: int) -> np.ndarray:
+        v = self.view
+        f = np.arange(v.red_first[r], v.red_first[r] + v.red_count[r])
+        return f[self.alive[f]]
+
+    def _reducer_sums(
+        self,
+        left: np.ndarray,
+        owners: np.ndarray,
+        d: np.ndarray,
+        fin: np.ndarray,
+        last_add: np.ndarray,
+        q: int,
+        stop: int,
+    ) -> dict[int, int]:
+        """Runs the reducers' byte counts ``left`` over quanta ``q .. stop-1`` (as
+        :meth:`_exact_sums`, every reducer, since an ended reducer's count is still read) and
+        returns the reducers whose count runs out before their last flow ends, with the
+        quantum in which it does."""
+        cut = np.flatnonzero(owners[1:] != owners[:-1]) + 1
+        starts = np.concatenate([[0], cut]).astype(np.int64)
+        ends = np.concatenate([cut, [owners.size]]).astype(np.int64)
+        keys = owners[starts]
+        watch = ~self.red_done[keys]
+        first = np.full(keys.size, -1, dtype=np.int64)
+        kernels.owner_sums(
+            left,
+            keys,
+            starts,
+            ends,
+            -d,
+            -last_add,
+            fin.astype(np.int64),
+            int(q),
+            int(stop),
+            watch,
+            first,
+        )
+        early: dict[int, int] = {}
+        for i in np.flatnonzero(first >= 0).tolist():
+            r = int(keys[i])
+            rows = slice(int(starts[i]), int(ends[i]))
+            n_end = int(np.count_nonzero(fin[rows] < stop))
+            if n_end == self.red_left[r] and int(first[i]) >= int(fin[rows].max()):
+                continue  # it ends with its last flow anyway
+            early[r] = int(first[i])
+        return early
+
+    def _early_departure(
+        self, early: dict[int, int], flows: np.ndarray, fin: np.ndarray, stop: int
+    ) -> int | None:
+        """The first quantum in which a coflow ends, given reducers ``early`` ending by their
+        byte counts, if one of them ends it; else ``None``."""
+        v = self.view
+        end_of = {}  # reducer -> quantum its last flow ends in, for reducers ending here
+        reds = v.flow_red[flows]
+        for r in np.unique(reds[fin < stop]).tolist():
+            sel = reds == r
+            if np.count_nonzero(fin[sel] < stop) == self.red_left[r]:
+                end_of[r] = int(fin[sel].max())
+        best: int | None = None
+        for j in {int(v.red_job[r]) for r in early}:
+            latest = -1
+            for r in self.job_red[j].tolist():
+                if self.red_done[r]:
+                    continue
+                t = early.get(r, end_of.get(r))
+                if t is None:
+                    latest = -2
+                    break
+                latest = max(latest, t)
+            if latest >= 0 and (best is None or latest < best):
+                best = latest
+        return best
 
     def _exact_sums(
         self,
@@ -408,12 +549,15 @@ class CoflowEngine:
             fin.astype(np.int64),
             int(q),
             int(stop),
+            np.zeros(starts.size, dtype=np.bool_),
+            np.empty(starts.size, dtype=np.int64),
         )
 
     def _next_departure(self) -> int:
         best = int(BIG)
         for j in self.active:
             f = self._alive_flows(j)
+            f = f[~self.red_done[self.view.flow_red[f]]]
             if not f.size:
                 continue
             best = min(best, int(self.fin_q[f].max()))
@@ -453,7 +597,12 @@ class CoflowEngine:
             while q < end_q and self.active:
                 qc = self._next_departure()
                 stop = min(qc + 1, end_q)
-                self._advance(q, stop)
+                early = self._advance(q, stop)
+                if early is not None and early < stop - 1:
+                    stop = early + 1
+                    early = self._advance(q, stop)
+                if early is not None:
+                    qc = early
                 q = stop
                 if qc < end_q:
                     self._depart(qc)
@@ -463,8 +612,7 @@ class CoflowEngine:
         v = self.view
         gone = []
         for j in self.active:
-            reds = self.job_red[j]
-            if np.all(self.red_left[reds] == 0):
+            if np.all(self.red_done[self.job_red[j]]):
                 gone.append(j)
         if not gone:
             raise AssertionError(f"no coflow finished in quantum {qc}")

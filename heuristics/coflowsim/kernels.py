@@ -157,23 +157,49 @@ def accumulate(x, addends, lo, hi, rounds):  # pragma: no cover - numba
 
 
 @njit(cache=True)
+def _acc_watch(x, buf, n, rounds, t0, watch):  # pragma: no cover - numba
+    """accumulate(x, buf[:n], rounds); with `watch`, also the quantum (t0 for the first
+    round) at whose end the sum first drops to ZERO or below, else -1."""
+    y = accumulate(x, buf, 0, n, rounds)
+    if not watch or not x > ZERO or y > ZERO:
+        return y, np.int64(-1)
+    lo = np.int64(1)  # the sum is monotone: bisect the first round that gets there
+    hi = np.int64(rounds)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if accumulate(x, buf, 0, n, mid) <= ZERO:
+            hi = mid
+        else:
+            lo = mid + 1
+    return y, t0 + lo - 1
+
+
+@njit(cache=True)
 def owner_sums(
-    sums, keys, starts, ends, per_quantum, last_add, fin, q, stop
+    sums, keys, starts, ends, per_quantum, last_add, fin, q, stop, watch, first
 ):  # pragma: no cover - numba
     """For each owner (its flows are rows starts[i]:ends[i], in Java's order): its running
     sum over quanta q..stop-1, where a flow adds per_quantum until quantum fin (exclusive)
-    and last_add in quantum fin, if fin < stop."""
+    and last_add in quantum fin, if fin < stop. For owners with watch[i], first[i] is the
+    first quantum at whose end the sum is ZERO or below (-1: none)."""
     buf = np.empty(per_quantum.shape[0])
     for i in range(keys.shape[0]):
         lo = starts[i]
         hi = ends[i]
         x = sums[keys[i]]
+        w = watch[i]
+        first[i] = -1
         n_end = 0
         for j in range(lo, hi):
             if fin[j] < stop:
                 n_end += 1
         if n_end == 0:
-            sums[keys[i]] = accumulate(x, per_quantum, lo, hi, stop - q)
+            for j in range(lo, hi):
+                buf[j - lo] = per_quantum[j]
+            x, c = _acc_watch(x, buf, hi - lo, stop - q, q, w)
+            if c >= 0:
+                first[i] = c
+            sums[keys[i]] = x
             continue
         cuts = np.sort(fin[lo:hi])
         t = q
@@ -189,30 +215,54 @@ def owner_sums(
                 if fin[j] >= cut:
                     buf[n] = per_quantum[j]
                     n += 1
-            x = accumulate(x, buf, 0, n, cut - t)
+            x, c = _acc_watch(x, buf, n, cut - t, t, w and first[i] < 0)
+            if c >= 0:
+                first[i] = c
             n = 0
             for j in range(lo, hi):
                 if fin[j] >= cut:
                     buf[n] = last_add[j] if fin[j] == cut else per_quantum[j]
                     n += 1
-            x = accumulate(x, buf, 0, n, 1)
+            x, c = _acc_watch(x, buf, n, 1, cut, w and first[i] < 0)
+            if c >= 0:
+                first[i] = c
             t = cut + 1
         n = 0
         for j in range(lo, hi):
             if fin[j] >= stop:
                 buf[n] = per_quantum[j]
                 n += 1
-        sums[keys[i]] = accumulate(x, buf, 0, n, stop - t)
+        x, c = _acc_watch(x, buf, n, stop - t, t, w and first[i] < 0)
+        if c >= 0:
+            first[i] = c
+        sums[keys[i]] = x
 
 
 @njit(cache=True)
 def madd(
-    seg, flows, src, dst, red, rem, left, tau, s_free, r_free, bps, skipped, trial
+    seg,
+    flows,
+    src,
+    dst,
+    red,
+    rem,
+    left,
+    red_lo,
+    red_hi,
+    red_port,
+    tau,
+    s_free,
+    r_free,
+    bps,
+    skipped,
+    trial,
 ):  # pragma: no cover - numba
     """MADD over the coflows in order: coflow c owns flows[seg[c]:seg[c+1]] (reducer by
-    reducer); a coflow one of whose ports is full is flagged in `skipped`. tau[c] > 0
-    replaces the coflow's bottleneck time (deadline mode). `left` is each reducer's bytes
-    left (CoflowSim reads a reducer's running count, not the sum over its flows)."""
+    reducer) and reducers red_lo[c]:red_hi[c]; a coflow one of whose ports is full is
+    flagged in `skipped`. tau[c] > 0 replaces the coflow's bottleneck time (deadline mode).
+    `left` is each reducer's bytes left (CoflowSim reads a reducer's running count, not the
+    sum over its flows); a reducer ended by that count can hold a negative count, which
+    still enters the bottleneck (negative over an overfilled port is positive)."""
     m = s_free.shape[0]
     send = np.zeros(m)
     recv = np.zeros(m)
@@ -241,6 +291,12 @@ def madd(
             x = recv[b] * 8 / r_free[b]
             if x > alpha:
                 alpha = x
+        if not full:
+            for r in range(red_lo[c], red_hi[c]):
+                if left[r] < 0.0:
+                    x = left[r] * 8 / r_free[red_port[r]]
+                    if x > alpha:
+                        alpha = x
         for k in range(lo, hi):
             send[src[flows[k]]] = 0.0
             recv[dst[flows[k]]] = 0.0

@@ -12,10 +12,12 @@ from instance_kinds import GENERATED
 from numpy.testing import assert_, assert_allclose, assert_equal
 
 from coflowlab import Coflow, Fabric, Instance, simulate
+from coflowlab.allocation import priority_greedy
 from coflowlab.heuristics.baselines import FifoLM, PerFlowPriority
 from coflowlab.heuristics.fair import FairSharing
 from coflowlab.instances import fb_like, single_port, uniform
 from coflowlab.instances.examples import EXAMPLES, EXPECTED, fig_3_2, fig_5_1
+from coflowlab.policy import Decision
 from coflowlab.simulator import SimulationResult
 
 
@@ -112,6 +114,117 @@ def test_pfp_rejects_bad_tie_break():
     """Tests that an unknown tie-break raises ValueError."""
     with pytest.raises(ValueError):
         PerFlowPriority(tie_break="random")
+
+
+class _ReferencePfp(PerFlowPriority):
+    """The straightforward PFP: at every event a full sort of the active flows by
+    ``remaining − rate·τ`` (then the tie-break), the strict-priority greedy, and the next
+    overtaking among adjacent flows at saturated ports."""
+
+    def reset(self, view: Any) -> None:
+        self.cap_in = np.asarray(view.cap_in, dtype=float)
+        self.cap_out = np.asarray(view.cap_out, dtype=float)
+        self.coflow_size = np.asarray(view.coflow_size, dtype=float)
+
+    def _order(self, state: Any) -> np.ndarray:
+        t = float(state.time)
+        key = np.asarray(state.remaining) - np.asarray(state.rate) * (1e-9 * max(1.0, abs(t)))
+        flows = np.asarray(state.flows)
+        arrival = np.asarray(state.arrival)
+        if self.tie_break == "fifo":
+            return np.lexsort((flows, arrival, key))
+        if self.tie_break == "lifo":
+            return np.lexsort((-flows, -arrival, key))
+        size = self.coflow_size[np.asarray(state.coflow)]
+        return np.lexsort((flows, arrival, size, key))
+
+    def decide(self, state: Any) -> Decision:
+        order = self._order(state)
+        src = np.asarray(state.src)
+        dst = np.asarray(state.dst)
+        rates = priority_greedy(order, src, dst, self.cap_in, self.cap_out)
+        if not self.exact:
+            return Decision(rates)
+        t = float(state.time)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        rem = np.asarray(state.remaining)
+        soonest = math.inf
+        for port, cap in ((src, self.cap_in), (dst, self.cap_out)):
+            load = np.bincount(port, weights=rates, minlength=len(cap))
+            saturated = np.flatnonzero(load[port] >= cap[port] * (1 - 1e-9))
+            by_port = saturated[np.lexsort((rank[saturated], port[saturated]))]
+            same = port[by_port[1:]] == port[by_port[:-1]]
+            ahead, behind = by_port[:-1][same], by_port[1:][same]
+            faster = rates[behind] > rates[ahead]
+            ahead, behind = ahead[faster], behind[faster]
+            if len(ahead):
+                gap = (rem[behind] - rem[ahead]) / (rates[behind] - rates[ahead])
+                soonest = min(soonest, float(gap.min()))
+        if math.isinf(soonest):
+            return Decision(rates)
+        return Decision(rates, wakeup=t + max(soonest, 1e-9 * max(1.0, abs(t))))
+
+
+class _SmallBufferPfp(PerFlowPriority):
+    """PFP with a tiny insertion buffer, so that every merge path of its sorted structure runs
+    on small instances."""
+
+    def reset(self, view: Any) -> None:
+        super().reset(view)
+        self._bmax = 2
+
+
+def _hetero_fabric(seed: int) -> Instance:
+    """A uniform instance on a fabric with unequal port capacities."""
+    base = uniform(5, 10, density=0.4, release_rate=0.5, seed=seed)
+    rng = np.random.default_rng(seed)
+    cap_in = rng.choice([0.5, 1.0, 2.0], size=5)
+    cap_out = rng.choice([0.25, 1.0, 3.0], size=5)
+    return base.replace(fabric=Fabric(5, cap_in, cap_out))
+
+
+EQUIVALENCE_INSTANCES = {
+    **GENERATED,
+    "fb_like": lambda: fb_like(40, num_ports=30, seed=11),
+    **{
+        f"uniform-{seed}": (
+            lambda seed=seed: uniform(6, 12, density=0.5, release_rate=0.4, seed=100 + seed)
+        )
+        for seed in range(3)
+    },
+    **{f"hetero-{seed}": (lambda seed=seed: _hetero_fabric(seed)) for seed in range(2)},
+}
+
+
+@pytest.mark.parametrize("tie_break", ["fifo", "lifo", "smaller_coflow"])
+@pytest.mark.parametrize("exact", [True, False])
+@pytest.mark.parametrize("inst_name", sorted(EQUIVALENCE_INSTANCES))
+def test_pfp_matches_full_resort(inst_name: str, exact: bool, tie_break: Any):
+    """Tests that the incremental PFP (rate-0 flows kept sorted between events, only the
+    sending ones re-ranked, greedy walk stopped early) produces bit for bit the schedule of a
+    full re-sort and greedy at every event, with the same events; also with a tiny insertion
+    buffer (every merge path of the sorted structure)."""
+    inst = EQUIVALENCE_INSTANCES[inst_name]()
+    ref = simulate(inst, _ReferencePfp(tie_break=tie_break, exact=exact))
+    for policy in (PerFlowPriority, _SmallBufferPfp):
+        fast = simulate(inst, policy(tie_break=tie_break, exact=exact))
+        a, b = ref.schedule, fast.schedule
+        assert a is not None and b is not None
+        assert_equal(b.time, a.time)
+        assert_equal(b.flow, a.flow)
+        assert_equal(b.rate, a.rate)
+        assert_equal(fast.flow_completion, ref.flow_completion)
+        assert_equal(fast.num_events, ref.num_events)
+
+
+def test_pfp_can_be_reused():
+    """Tests that one PFP object replays an instance twice (``reset`` clears its state)."""
+    inst = fb_like(10, num_ports=10, seed=3)
+    policy = PerFlowPriority()
+    first = simulate(inst, policy)
+    second = simulate(inst, policy)
+    assert_equal(second.flow_completion, first.flow_completion)
 
 
 # ---------------------------------------------------------------------------------- FIFO-LM
