@@ -8,6 +8,9 @@ Subcommands:
     Writes a generated instance (uniform, fb-like, cos, single-port).
 ``simulate FILE --policy NAME``
     Replays an instance under an online policy (exact, or CoflowSim-compatible).
+``solve FILE --method NAME``
+    Runs an offline method (exact formulation, relaxation, bound) through an LP/MIP backend;
+    ``solve --list`` lists the methods.
 ``demo``
     Generates a few built-in instances and prints their summaries (what ``make demo`` runs).
 
@@ -18,19 +21,39 @@ with status 2 (argparse).
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import math
 import sys
+import typing
 from collections.abc import Sequence
 from dataclasses import asdict
+from importlib import import_module
 from typing import Any
 
 import numpy as np
 
-from .exceptions import CoflowlabError
+from .exceptions import CoflowlabError, InvalidScheduleError
 
-__all__ = ["main"]
+__all__ = [
+    "SOLVE_REGISTRIES",
+    "format_solution",
+    "main",
+    "schedule_from_dict",
+    "schedule_to_dict",
+    "solve_methods",
+]
 
 GENERATORS = ("uniform", "fb-like", "cos", "single-port")
+
+SOLVE_REGISTRIES = ("coflowlab.formulations",)
+"""Modules whose ``METHODS`` registries ``coflowlab solve`` merges, in listing order. An
+entry needs ``kind``, ``model``, ``summary`` and ``function()`` (returning the method, called
+as ``run(instance, *, solver, time_limit, mip_gap, threads, **params) -> Solution``); a
+registry of approximation algorithms joins by adding its module here."""
+
+SCHEDULE_FORMAT = "coflowlab-schedule"
+"""The ``format`` tag of a schedule file written by ``coflowlab solve -o`` (version 1)."""
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -213,6 +236,290 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- solve
+
+
+def solve_methods() -> dict[str, Any]:
+    """Every method ``coflowlab solve`` knows: the registries of :data:`SOLVE_REGISTRIES`,
+    merged in order (a name registered twice is an error).
+
+    Examples
+    --------
+    >>> solve_methods()["bound-smith"].kind.value
+    'bound'
+    """
+    merged: dict[str, Any] = {}
+    for module in SOLVE_REGISTRIES:
+        for name, entry in import_module(module).METHODS.items():
+            if name in merged:
+                raise ValueError(f"method {name!r} is registered twice (in {module})")
+            merged[name] = entry
+    return merged
+
+
+def schedule_to_dict(schedule: Any) -> dict[str, Any]:
+    """A schedule as the JSON document ``coflowlab solve -o`` writes.
+
+    Layout (version 1): ``{"format": "coflowlab-schedule", "version": 1, "model": "fluid"
+    | "slotted", "num_flows": F, ...columns, "completion": [...] | null}`` where the
+    columns are ``time``, ``flow``, ``rate`` for a :class:`~coflowlab.FluidSchedule`
+    (from ``time[i]`` on, flow ``flow[i]`` sends at ``rate[i]``) and ``slot``, ``flow``,
+    ``amount`` for a :class:`~coflowlab.SlottedSchedule`; ``completion`` holds the
+    per-coflow completion times the schedule claims, if any (unfinished: ``null``). Flows
+    are indices into the instance's flow arrays. Floats are written exactly (shortest repr).
+
+    Examples
+    --------
+    >>> from coflowlab.schedules import FluidSchedule
+    >>> doc = schedule_to_dict(FluidSchedule(2, time=[0, 1], flow=[0, 1], rate=[1.0, 0.5]))
+    >>> doc["model"], doc["time"], doc["rate"]
+    ('fluid', [0.0, 1.0], [1.0, 0.5])
+    >>> schedule_from_dict(doc).num_records
+    2
+    """
+    from .schedules import FluidSchedule, SlottedSchedule
+
+    doc: dict[str, Any] = {"format": SCHEDULE_FORMAT, "version": 1}
+    if isinstance(schedule, FluidSchedule):
+        cols = {"time": schedule.time, "flow": schedule.flow, "rate": schedule.rate}
+    elif isinstance(schedule, SlottedSchedule):
+        cols = {"slot": schedule.slot, "flow": schedule.flow, "amount": schedule.amount}
+    else:
+        raise TypeError(f"not a schedule: {type(schedule).__name__}")
+    doc["model"] = schedule.model.value
+    doc["num_flows"] = schedule.num_flows
+    doc.update({k: v.tolist() for k, v in cols.items()})
+    claimed = schedule.completion
+    doc["completion"] = None if claimed is None else [_finite(c) for c in claimed.tolist()]
+    return doc
+
+
+def schedule_from_dict(doc: dict[str, Any]) -> Any:
+    """The schedule of a document written by :func:`schedule_to_dict`.
+
+    Raises
+    ------
+    InvalidScheduleError
+        The document is not a version-1 coflowlab schedule.
+    """
+    from .schedules import FluidSchedule, SlottedSchedule
+
+    if not isinstance(doc, dict) or doc.get("format") != SCHEDULE_FORMAT:
+        raise InvalidScheduleError(f"not a {SCHEDULE_FORMAT} document")
+    if doc.get("version") != 1:
+        raise InvalidScheduleError(f"unsupported schedule version {doc.get('version')!r}")
+    claimed = doc.get("completion")
+    if claimed is not None:
+        claimed = [math.nan if c is None else c for c in claimed]
+    try:
+        if doc["model"] == "fluid":
+            return FluidSchedule(
+                doc["num_flows"], doc["time"], doc["flow"], doc["rate"], completion=claimed
+            )
+        if doc["model"] == "slotted":
+            return SlottedSchedule(
+                doc["num_flows"], doc["slot"], doc["flow"], doc["amount"], completion=claimed
+            )
+    except KeyError as exc:
+        raise InvalidScheduleError(f"schedule document lacks {exc.args[0]!r}") from None
+    raise InvalidScheduleError(f"unknown schedule model {doc.get('model')!r}")
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _json_value(x: Any) -> Any:
+    """JSON has no nan or infinity: both become null (the status says why)."""
+    if isinstance(x, float):
+        return _finite(x)
+    if isinstance(x, dict):
+        return {k: _json_value(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_json_value(v) for v in x]
+    if hasattr(x, "tolist"):  # numpy scalars and arrays in details
+        return _json_value(x.tolist())
+    return x
+
+
+_SOLVER_ARGS = ("solver", "time_limit", "mip_gap", "threads", "log")
+
+
+def _method_kwargs(name: str, func: Any, params: dict[str, str]) -> dict[str, Any]:
+    """``--param`` values converted with the method's annotations where it declares the
+    parameter, else read as bool (true/false), int, float or text."""
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        signature = None
+    declared = {} if signature is None else dict(signature.parameters)
+    takes_any = signature is None or any(p.kind is p.VAR_KEYWORD for p in declared.values())
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # unresolvable annotations: fall back to literals
+        hints = {}
+    out: dict[str, Any] = {}
+    for key, text in params.items():
+        if key in _SOLVER_ARGS or key == "instance":
+            raise ValueError(f"--param {key}: use the option --{key.replace('_', '-')}")
+        if key not in declared and not takes_any:
+            takes = [k for k in declared if k not in (*_SOLVER_ARGS, "instance")]
+            raise ValueError(
+                f"method {name!r} has no parameter {key!r}; it takes: {', '.join(takes) or 'none'}"
+            )
+        out[key] = _param_value(key, text, hints.get(key))
+    return out
+
+
+def _param_value(key: str, text: str, annotation: Any) -> Any:
+    lowered = text.lower()
+    if annotation is bool or (annotation is None and lowered in ("true", "false")):
+        if lowered not in ("true", "false", "1", "0", "yes", "no"):
+            raise ValueError(f"--param {key}: {text!r} is not true or false")
+        return lowered in ("true", "1", "yes")
+    for kind in (int, float):
+        if annotation is kind or annotation is None:
+            try:
+                return kind(text)
+            except ValueError:
+                if annotation is kind:
+                    what = "an integer" if kind is int else "a number"
+                    raise ValueError(f"--param {key}: {text!r} is not {what}") from None
+    return text
+
+
+def _fmt(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.10g}"
+
+
+def format_solution(solution: Any, entry: Any, name: str | None = None) -> str:
+    """A :class:`~coflowlab.solution.Solution` as aligned text (``coflowlab solve``)."""
+    head = f"{solution.method} ({solution.kind.value}, {entry.model.value} model)"
+    if solution.solver:
+        head += f", solver {solution.solver}"
+    lines = [f"{name}: {head}" if name else head]
+    if solution.is_lower_bound:
+        what, note = "lower bound", "on the optimal Σ w_j C_j"
+    elif solution.maximize:
+        what, note = "objective", "(weighted) coflows meeting their deadlines, maximized"
+    else:
+        what, note = "objective", "Σ w_j C_j of the verified schedule"
+    bound_note = "proven upper bound" if solution.maximize else "proven lower bound"
+    rows = [
+        ("status", solution.status.value),
+        (what, f"{_fmt(solution.objective)}  ({note})"),
+        ("bound", f"{_fmt(solution.bound)}  ({bound_note})"),
+        ("gap", _fmt(solution.gap)),
+        ("runtime", f"{solution.runtime:.3f} s"),
+    ]
+    labels = solution.instance.coflow_label
+    if solution.order is not None:
+        rows.append(("order", ", ".join(labels[k] for k in solution.order)))
+    if solution.report is not None:
+        rows.append(("schedule", f"verified ({solution.report.model.value} model)"))
+    if solution.message and not solution.status.has_solution:
+        rows.append(("solver says", solution.message))
+    width = max(len(r[0]) for r in rows)
+    lines += [f"{key:<{width}}  {value}" for key, value in rows]
+    completion = solution.completion_times
+    if completion is not None:
+        w = max(6, *(len(lab) for lab in labels))
+        lines += ["", f"{'coflow':<{w}}  completion"]
+        lines += [
+            f"{lab:<{w}}  {_fmt(c)}" for lab, c in zip(labels, completion.tolist(), strict=True)
+        ]
+    return "\n".join(lines)
+
+
+def _solve(args: argparse.Namespace) -> int:
+    from .solution import SolutionKind
+
+    methods = solve_methods()
+    if args.list:
+        width = max(len(n) for n in methods)
+        for name, entry in methods.items():
+            print(
+                f"{name:<{width}}  {entry.kind.value:<13}  {entry.model.value:<7}  {entry.summary}"
+            )
+        return 0
+    if args.file is None or args.method is None:
+        raise ValueError("solve needs FILE and --method NAME (or --list)")
+    entry = methods.get(args.method)
+    if entry is None:
+        raise ValueError(
+            f"unknown method {args.method!r}; choose one of {', '.join(methods)} "
+            "(coflowlab solve --list)"
+        )
+    if args.output and entry.kind in (SolutionKind.RELAXATION, SolutionKind.BOUND):
+        raise ValueError(
+            f"-o: method {args.method!r} gives a lower bound, not a schedule; choose a "
+            "method that schedules (coflowlab solve --list)"
+        )
+    from .instances import atomic_write_text, read_instance
+    from .solvers.api import require_solver
+
+    require_solver(args.solver)
+    try:
+        run = entry.function()
+    except ImportError as exc:
+        raise ValueError(f"method {args.method!r} is not available: {exc}") from None
+    kwargs = _method_kwargs(args.method, run, _parse_params(args.param))
+    inst = read_instance(args.file, format=args.format)
+    solution = run(
+        inst,
+        solver=args.solver,
+        time_limit=args.time_limit,
+        mip_gap=args.mip_gap,
+        threads=args.threads,
+        **kwargs,
+    )
+    if args.output and solution.schedule is not None:
+        doc = schedule_to_dict(solution.schedule)
+        atomic_write_text(args.output, json.dumps(doc) + "\n")
+    if args.json:
+        print(json.dumps(_json_value(solution.to_dict())))
+    else:
+        print(format_solution(solution, entry, name=str(args.file)))
+    if args.output and solution.schedule is None:
+        raise ValueError(
+            f"no schedule to write to {args.output}: the solve ended with status "
+            f"{solution.status.value}"
+        )
+    return 0
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be positive and finite, got {text}")
+    return value
+
+
+def _gap(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``coflowlab`` command."""
     parser = argparse.ArgumentParser(
@@ -346,6 +653,58 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=int, default=0, help="seed of --deadlines (default 0)")
     sim.add_argument("--list", action="store_true", help="list the policies and exit")
     sim.set_defaults(run=_simulate)
+
+    slv = sub.add_parser(
+        "solve",
+        help="run an offline method: exact optimum, LP relaxation or bound",
+        description="Run an offline method (see --list) on an instance and print its status, "
+        "objective (a lower bound for relaxations and bounds), proven bound, gap, runtime and "
+        "the completion time of every coflow. Schedules are verified independently.",
+    )
+    slv.add_argument("file", nargs="?", help="instance file (any format read_instance knows)")
+    slv.add_argument("--method", help="method name; see --list")
+    slv.add_argument(
+        "--solver",
+        choices=("highs", "cbc", "gurobi"),
+        default="highs",
+        help="LP/MIP backend (default highs; gurobi needs gurobipy and a licence)",
+    )
+    slv.add_argument(
+        "--time-limit",
+        type=_positive_float,
+        metavar="S",
+        help="wall seconds for the solver (default none); a MIP stopped by it reports its "
+        "best schedule, proven bound and gap",
+    )
+    slv.add_argument(
+        "--mip-gap",
+        type=_gap,
+        default=1e-6,
+        metavar="G",
+        help="relative gap at which a MIP counts as solved (default 1e-6)",
+    )
+    slv.add_argument("--threads", type=_positive_int, metavar="N", help="solver threads")
+    slv.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="method parameter, repeatable (e.g. --param algorithm=mip)",
+    )
+    slv.add_argument(
+        "--format",
+        choices=("json", "benchmark", "sincronia"),
+        help="file format (default: detected)",
+    )
+    slv.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    slv.add_argument(
+        "-o",
+        "--output",
+        metavar="SCHEDULE.json",
+        help="write the verified schedule as JSON (see coflowlab.cli.schedule_to_dict)",
+    )
+    slv.add_argument("--list", action="store_true", help="list the methods and exit")
+    slv.set_defaults(run=_solve)
 
     demo = sub.add_parser("demo", help="generate built-in instances and summarize them")
     demo.add_argument("--seed", type=int, default=1, help="random seed (default 1)")

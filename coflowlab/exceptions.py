@@ -12,6 +12,7 @@ __all__ = [
     "InfeasibleScheduleError",
     "InvalidInstanceError",
     "InvalidScheduleError",
+    "ModelTooLargeError",
     "ScalingWarning",
     "SolverError",
     "SolverNotAvailableError",
@@ -72,6 +73,11 @@ class TraceFormatError(CoflowlabError, ValueError):
         if field is not None:
             where += f", field {field}"
         super().__init__(f"{where}: {reason}")
+
+
+class ModelTooLargeError(CoflowlabError, ValueError):
+    """An instance is too large for a method: the message names the method, the size the
+    model would need (variables, rows or slots) and the limit, and suggests an alternative."""
 
 
 class SolverNotAvailableError(CoflowlabError):

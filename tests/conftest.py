@@ -1,4 +1,5 @@
-"""Shared fixtures: small named instances and the public trace (skipped when absent)."""
+"""Shared fixtures: small named instances and the public trace (skipped when absent), and the
+``--solvers`` option: which LP/MIP backends the solver tests run on."""
 
 from __future__ import annotations
 
@@ -11,6 +12,58 @@ import coflowlab as cl
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--solvers",
+        default=None,
+        metavar="NAMES",
+        help="comma-separated LP/MIP backends for the solver tests (highs, cbc, gurobi); "
+        "default: every installed one",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--solvers") is not None:
+        selected_solvers(config)  # a bad --solvers stops the run at once, with a usage error
+
+
+def selected_solvers(config: pytest.Config) -> list[str]:
+    """The backends named by ``--solvers`` (default: all), in registry order. A named
+    backend that is not installed stays in the list; its tests skip saying so."""
+    from coflowlab.solvers import SOLVERS, available_solvers
+
+    raw = config.getoption("--solvers")
+    if raw is None:
+        return available_solvers()
+    names = [s.strip() for s in raw.split(",") if s.strip()]
+    unknown = sorted(set(names) - set(SOLVERS))
+    if unknown or not names:
+        raise pytest.UsageError(
+            f"--solvers: unknown backend(s) {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(SOLVERS)}"
+        )
+    return [s for s in SOLVERS if s in names]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test with a ``solver_backend`` argument runs once per selected backend (skipped,
+    with the reason, for a selected backend that is not installed)."""
+    if "solver_backend" not in metafunc.fixturenames:
+        return
+    from coflowlab.exceptions import SolverNotAvailableError
+    from coflowlab.solvers.api import require_solver
+
+    params = []
+    for name in selected_solvers(metafunc.config):
+        try:
+            require_solver(name)
+            params.append(pytest.param(name, id=name))
+        except SolverNotAvailableError as exc:
+            skip = pytest.mark.skip(reason=f"--solvers names {name}: {exc}")
+            params.append(pytest.param(name, id=name, marks=skip))
+    metafunc.parametrize("solver_backend", params)
 
 
 @pytest.fixture(scope="session")

@@ -173,13 +173,13 @@ class FlowEngine:
             number)."""
             plist = by_sender[r].get(s_)
             if plist is None:
-                return BIG
+                return int(BIG)
             i = first_idx[r][s_]
             lst = lists[r]
             while i < len(plist) and not alive[lst[plist[i]]]:
                 i += 1
             first_idx[r][s_] = i
-            return plist[i] if i < len(plist) else BIG
+            return int(plist[i]) if i < len(plist) else int(BIG)
 
         def rematch(changed: list[int], at: int) -> None:
             """Recomputes the greedy matching where it can have changed: the given receivers,
@@ -329,7 +329,9 @@ class FlowEngine:
     # ------------------------------------------------------------------ FAIR
     def _run_fair(self) -> None:
         v = self.view
-        adm_q, adm_flows, adm_ptr = [], [], [0]
+        adm_q: list[int] = []
+        adm_flows: list[int] = []
+        adm_ptr = [0]
         for qt, jobs in self._arrivals():
             adm_q.append(qt)
             for j in jobs:

@@ -326,6 +326,8 @@ def _shift_tails(
     freed = np.zeros(nf)
     if hit.size:
         new = _on_grid(np.maximum(r_all[idx[hit]] - take[hit] / length[hit], 0.0))
-        freed = np.bincount(f[hit], weights=(r_all[idx[hit]] - new) * length[hit], minlength=nf)
+        freed = np.bincount(
+            f[hit], weights=(r_all[idx[hit]] - new) * length[hit], minlength=nf
+        ).astype(np.float64)
         r_all[idx[hit]] = new
     return freed[flows]

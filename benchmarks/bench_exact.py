@@ -1,0 +1,148 @@
+"""How large an instance each exact method proves optimal within a time limit.
+
+For random ``m × m`` instances (``instances.generators.uniform``: density 0.5, integral sizes
+1-10, weights 1-4), with all coflows released at 0 and with Poisson releases (about one
+arrival per coflow's port load, so arrivals overlap the schedule), each method is run on
+``n = n_min, n_min + 1, ...`` coflows for every seed until it fails to prove optimality
+within the time limit. The figure printed is the median over the seeds of the largest ``n``
+proven optimal (``< n_min`` when even ``n_min`` fails), with the per-seed values and the
+median seconds at that ``n``.
+
+Methods: ``exact-fluid`` with ``algorithm="bnb"`` and ``algorithm="mip"``, and
+``exact-slotted`` through the registry when it is available (it sees the same instances:
+sizes are integral; a flow released at ``r`` first sends in the slot after ``r``). A MIP
+run that ends optimal only because the incumbent met the combinatorial root bound
+(``details["proven_by"] == "chain bound"``) does not count as proven by the MIP.
+
+Prints figures; asserts nothing about time. Quick run::
+
+    python benchmarks/bench_exact.py --seeds 2 --time-limit 5
+
+Full protocol (slow): ``--seeds 10 --time-limit 60``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from coflowlab import Instance
+from coflowlab.formulations import solve_method
+from coflowlab.instances.generators import uniform
+from coflowlab.solvers import SolveStatus
+
+DENSITY = 0.5
+SIZES = (1, 10)
+WEIGHTS = (1, 4)
+
+
+def make_instance(m: int, n: int, releases: bool, seed: int) -> Instance:
+    """A random ``m × m`` instance; with releases, Poisson arrivals at one per expected
+    port load of a coflow (``m · density · mean size``)."""
+    rate = 1.0 / (m * DENSITY * sum(SIZES) / 2) if releases else None
+    return uniform(
+        m, n, density=DENSITY, sizes=SIZES, weights=WEIGHTS, release_rate=rate, seed=seed
+    )
+
+
+def proven(method: str, algorithm: str | None) -> Callable[[Instance, float], tuple[bool, float]]:
+    """A runner: ``(instance, time_limit) -> (proven optimal, seconds)``."""
+
+    def run(inst: Instance, limit: float) -> tuple[bool, float]:
+        kwargs: dict[str, Any] = {"time_limit": limit}
+        if algorithm is not None:
+            kwargs.update(algorithm=algorithm, max_coflows=64)
+        start = time.perf_counter()
+        sol = solve_method(inst, method, **kwargs)
+        wall = time.perf_counter() - start
+        ok = sol.status is SolveStatus.OPTIMAL and sol.details.get("proven_by") != "chain bound"
+        return ok and wall <= limit * 1.05, wall
+
+    return run
+
+
+def available(method: str) -> str | None:
+    """``None`` if the method runs, else why not."""
+    try:
+        solve_method(make_instance(2, 2, False, 0), method, time_limit=10)
+    except (ImportError, AttributeError) as exc:
+        return f"not available ({type(exc).__name__}: {exc})"
+    return None
+
+
+def largest_proven(
+    run: Callable[[Instance, float], tuple[bool, float]],
+    m: int,
+    releases: bool,
+    seed: int,
+    n_range: range,
+    limit: float,
+) -> tuple[int, float]:
+    """The largest ``n`` of ``n_range`` proven optimal (stopping at the first failure) and
+    the seconds it took; ``n_range.start - 1`` and ``nan`` if none."""
+    best, seconds = n_range.start - 1, math.nan
+    for n in n_range:
+        ok, wall = run(make_instance(m, n, releases, seed), limit)
+        if not ok:
+            break
+        best, seconds = n, wall
+    return best, seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=10, help="seeds per setting (default 10)")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve")
+    parser.add_argument("--n-min", type=int, default=2, help="smallest number of coflows")
+    parser.add_argument("--n-max", type=int, default=18, help="largest number of coflows")
+    parser.add_argument("--ports", type=int, nargs="+", default=[4, 8], help="fabric sizes m")
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=["bnb", "mip", "slotted"],
+        choices=["bnb", "mip", "slotted"],
+        help="which exact methods to run",
+    )
+    args = parser.parse_args()
+    runners = {
+        "bnb": ("exact-fluid (bnb)", "exact-fluid", "bnb"),
+        "mip": ("exact-fluid (mip)", "exact-fluid", "mip"),
+        "slotted": ("exact-slotted", "exact-slotted", None),
+    }
+    n_range = range(args.n_min, args.n_max + 1)
+    print(
+        f"largest n proven optimal within {args.time_limit:g} s, median over {args.seeds} "
+        f"seeds (n tried {args.n_min}..{args.n_max}, stopping at the first failure)"
+    )
+    print(
+        f"{'fabric':>7} {'releases':>8}  {'method':<18} {'median n':>8}  {'s at n':>7}  per seed"
+    )
+    for key in args.methods:
+        label, method, algorithm = runners[key]
+        why = available(method)
+        if why is not None:
+            print(f"{'':>7} {'':>8}  {label:<18} {why}")
+            continue
+        run = proven(method, algorithm)
+        for m in args.ports:
+            for releases in (False, True):
+                got = [
+                    largest_proven(run, m, releases, seed, n_range, args.time_limit)
+                    for seed in range(args.seeds)
+                ]
+                ns = [g[0] for g in got]
+                secs = [g[1] for g in got if not math.isnan(g[1])]
+                med_s = f"{statistics.median(secs):7.2f}" if secs else f"{'-':>7}"
+                print(
+                    f"{m:>3}x{m:<3} {'yes' if releases else 'no':>8}  {label:<18} "
+                    f"{statistics.median(ns):>8g}  {med_s}  {ns}",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,886 @@
+"""The exact fluid optimum ``min Σ_j w_j C_j`` (``specs/theory.md`` §7.2).
+
+The fluid optimum is the minimum, over completion orders and interleavings of the release
+events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to find it:
+
+``algorithm="bnb"`` (default): branch and bound over event sequences, built backwards.
+    A node fixes the *last* events: a suffix of coflow completions, interleaved with the
+    largest release events; the other coflows ``U`` complete, in an order not yet fixed,
+    before the first of them. Branching places one more event in front of the suffix: a
+    coflow of ``U`` (it completes after the rest of ``U``) or the largest unplaced release
+    event (all of ``U`` completes before it). A leaf (``U`` empty) is one event sequence;
+    its order LP is its exact value.
+
+    Bound of a node: the group LP (:func:`~coflowlab.formulations.order_lp.build_group_lp`;
+    ``U`` as one group of weight 0 whose flows are merged per port pair, then the suffix)
+    gives the least ``Σ w C`` of the suffix, plus a lower bound on ``Σ_{j∈U} w_j C_j`` of the
+    sub-instance ``U`` alone (the two parts are bounded separately, so their sum is a
+    bound). That bound is the largest of:
+
+    - the *chain bound* (tabulated for every subset up to :data:`MAX_SUBSET_TABLE`
+      coflows): ``chain(S) = min_j chain(S - j) + w_j span(S)``, where ``span(S)`` bounds
+      the time by which all of ``S`` can complete (per release level ``R``: ``R`` plus the
+      busiest port's load of the flows released at ``R`` or later) and ``j`` ranges over
+      the coflows that may complete last. Whoever completes last in ``S`` does so no earlier
+      than ``span(S)``. Without releases this is the concurrent-open-shop optimum on the
+      ports (theory §1.3), and on random instances it is often within a few percent of the
+      fluid optimum: it is what makes the search small;
+    - ``Σ w (r + ρ)`` (theory F3);
+    - per port ``v`` and release level ``R``: ``R · w(U_R) + Smith_v(U_R) + Σ_{U \\ U_R}
+      w (r + ρ)``, where ``U_R`` are the coflows released at ``R`` or later (theory F4).
+
+    A child is first bounded without an LP (the parent's LP, plus ``w_j · span(U)``, plus
+    the bound of the rest of ``U``); its LP is solved only when it is popped and not yet
+    pruned. Depth first; children in the order of these cheap bounds. A node with one
+    coflow left and no release event to place is replaced by its only child, the leaf.
+
+    Dominance: coflow ``a`` goes before ``b`` when, on every (ingress, egress) pair, ``a``'s
+    demand is at most ``b``'s, ``w_a ≥ w_b`` and ``r_a ≤ r_b`` (all flows released with their
+    coflow); identical coflows are thereby ordered by index. Exchange argument: on each pair,
+    pool the two coflows' rate profiles; give ``a`` the earliest ``D_a`` units of the pool
+    (all at or after ``r_a``, finished by ``C_b`` because ``b`` alone moved ``D_b ≥ D_a``
+    by then) and ``b`` the rest (nothing of it before ``r_b``, finished by ``C_a``). Port
+    usage is unchanged, so the schedule stays feasible, and the cost changes by
+    ``(w_a - w_b)(C_b - C_a) ≤ 0``. The lexicographically smallest optimal completion
+    vector (in a linear extension of the rule) therefore obeys every rule at once. With
+    dependencies between coflows this rule is off; a dependency is a precedence itself.
+    (Equal *port loads* are not enough when ports are coupled: theory I4 has ``B + C``
+    with ``A``'s loads but not its pairs.)
+
+    Initial incumbent: greedy strict-priority schedules in the Smith (``ρ / w``), SEBF,
+    FIFO and largest-weight orders; each is re-solved as the order LP of the sequence it
+    produced, then improved by adjacent swaps.
+
+    Proven optimal when every node is pruned (within ``mip_gap``); on the time limit, the
+    incumbent, the least bound of the open nodes and the gap (status ``time_limit``).
+
+``algorithm="mip"``: one MIP over ``n + q`` event positions (``q`` distinct positive
+    release times): binaries assign each position to a coflow's completion or to a release
+    event (releases in time order); amounts per flow and position; cumulative amounts forced
+    to the size from the coflow's position on, and to zero before its flows' release event
+    or a predecessor's completion; ``C_j ≥ t_p - H (1 - z_{jp})`` with a horizon ``H`` that
+    some optimal schedule respects (from the heuristic incumbent ``U``: a coflow of weight
+    ``w_j > 0`` completes by ``(U - Σ_{i≠j} w_i (r_i + ρ_i)) / w_j`` in every optimal
+    schedule; coflows of weight 0 can be served last, one by one). The dominance rules are
+    added as constraints. The MIP's incumbent is re-solved as the order LP of its sequence
+    (never worse) before decoding. Limited to ``max_coflows`` coflows (default
+    :data:`MAX_MIP_COFLOWS`): beyond, :class:`~coflowlab.exceptions.ModelTooLargeError`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from coflowlab.allocation import priority_greedy
+from coflowlab.exceptions import ModelTooLargeError, SolverError
+from coflowlab.instance import Instance
+from coflowlab.orderings import instance_order
+from coflowlab.solution import Solution, SolutionKind, schedule_solution
+from coflowlab.solvers import ModelBuilder, SolveResult, SolveStatus, relative_gap, solve
+
+from .order_lp import (
+    OrderLP,
+    build_group_lp,
+    build_order_lp,
+    coflow_release_slot,
+    decode_schedule,
+    release_values,
+)
+
+__all__ = [
+    "MAX_BNB_COFLOWS",
+    "MAX_MIP_COFLOWS",
+    "dominance_precedence",
+    "solve_exact_fluid",
+]
+
+METHOD = "exact-fluid"
+
+MAX_BNB_COFLOWS = 40
+"""Default coflow limit of the branch and bound (past it, even good bounds leave too many
+nodes; it then mostly returns its heuristic incumbent at the time limit)."""
+
+MAX_MIP_COFLOWS = 10
+"""Default coflow limit of the MIP: ``(n + q)²`` binaries and ``|E| (n + q)`` amounts with
+weak big-M rows; on random 4×4 instances HiGHS proves optimality for about 5 coflows within
+a minute (``benchmarks/bench_exact.py``), so larger models only waste time."""
+
+MAX_SUBSET_TABLE = 20
+"""Up to this many coflows, the makespan bound and the chain bound are tabulated for every
+subset (``2^n`` entries, a few arrays of that length, built in ``O(2^n · levels · ports)``
+time); past it the search falls back to the weaker port bounds and rarely proves
+optimality."""
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+# ============================================================================ shared data
+def _subset_tables(
+    load_after: FloatArray, levels: FloatArray, w: FloatArray, prec: npt.NDArray[np.bool_]
+) -> tuple[FloatArray, FloatArray]:
+    """Per subset ``S`` of the coflows (as a bit mask): ``span[S]``, a lower bound on the
+    time by which all of ``S`` can complete (for each release level ``R``, ``R`` plus the
+    busiest port's load of the flows of ``S`` released at ``R`` or later), and the *chain
+    bound* ``chain[S] = min_j (chain[S - j] + w_j span[S])`` over the ``j`` of ``S`` that no
+    precedence forces before another coflow of ``S``.
+
+    ``chain[S]`` bounds ``Σ_{j∈S} w_j C_j`` from below in every schedule that obeys the
+    precedences (and some optimal schedule does): the coflow of ``S`` that completes last
+    does so no earlier than ``span[S]``, and the rest is bounded the same way. Without
+    releases ``span`` is the exact makespan of ``S`` (each port's load; BvN) and, without
+    precedences, ``chain`` is the concurrent-open-shop optimum on the ports (theory §1.3),
+    whose permutation schedules make the recursion exact for that relaxation.
+    """
+    n = len(w)
+    size = 1 << n
+    span = np.zeros(size)
+    load = np.zeros(size)  # one port and level at a time: memory O(2^n)
+    for i, level in enumerate(levels.tolist()):
+        need = np.zeros(size)
+        for v in np.flatnonzero(load_after[:, i, :].sum(axis=0) > 0).tolist():
+            for j in range(n):
+                np.add(load[: 1 << j], load_after[j, i, v], out=load[1 << j : 2 << j])
+            np.maximum(need, load, out=need)
+        span = np.where(need > 0, np.maximum(span, level + need), span)
+    masks = np.arange(size, dtype=np.int64)
+    bits = _popcount(masks)
+    chain = np.zeros(size)
+    succ = [int(sum(1 << k for k in np.flatnonzero(prec[j]))) for j in range(n)]
+    for count in range(1, n + 1):
+        layer = masks[bits == count]
+        best = np.full(len(layer), np.inf)
+        for j in range(n):
+            ok = ((layer >> j) & 1).astype(bool) & ((layer & succ[j]) == 0)
+            if ok.any():
+                cand = chain[layer[ok] ^ (1 << j)] + w[j] * span[layer[ok]]
+                best[ok] = np.minimum(best[ok], cand)
+        chain[layer] = best
+    return span, chain
+
+
+def _popcount(masks: IntArray) -> IntArray:
+    count = np.zeros(len(masks), dtype=np.int64)
+    x = masks.copy()
+    while x.any():
+        count += x & 1
+        x >>= 1
+    return count
+
+
+def dominance_precedence(instance: Instance) -> npt.NDArray[np.bool_]:
+    """``P[a, b]``: some optimal schedule completes ``a`` no later than ``b`` (module notes).
+
+    Without dependencies: ``a``'s demand is at most ``b``'s on every port pair, ``w_a ≥
+    w_b``, ``r_a ≤ r_b`` and both coflows release all flows with the coflow; mutual
+    dominance (identical coflows) goes to the lower index. With dependencies, ``P`` is the
+    dependency relation itself.
+
+    Examples
+    --------
+    Theory §10 I2 (one port, p = (3, 1, 2), w = (3, 1, 1)): coflow 1 before 2.
+
+    >>> from coflowlab.instances.examples import theory_i2
+    >>> np.argwhere(dominance_precedence(theory_i2())).tolist()
+    [[1, 2]]
+    """
+    n = instance.num_coflows
+    prec = np.zeros((n, n), dtype=bool)
+    if len(instance.dependencies):
+        a, b = instance.dependencies.T
+        prec[a, b] = True
+        return prec
+    m = instance.num_ports
+    demand = np.zeros((n, m * m))
+    fc = instance.flow_coflow
+    np.add.at(demand, (fc, instance.flow_src * m + instance.flow_dst), instance.flow_size)
+    same = np.ones(n, dtype=bool)
+    np.logical_and.at(same, fc, instance.flow_release == instance.coflow_release[fc])
+    w, r = instance.coflow_weight, instance.coflow_release
+    dom = (
+        (demand[:, None, :] <= demand[None, :, :]).all(axis=2)
+        & (w[:, None] >= w[None, :])
+        & (r[:, None] <= r[None, :])
+        & same[:, None]
+        & same[None, :]
+    )
+    idx = np.arange(n)
+    prec = dom & (~dom.T | (idx[:, None] < idx[None, :]))
+    np.fill_diagonal(prec, False)
+    return prec
+
+
+@dataclass
+class _Data:
+    """What every part of the search needs, computed once."""
+
+    instance: Instance
+    solve_kw: dict[str, Any]
+    deadline: float
+    n: int = 0
+    w: FloatArray = field(default_factory=lambda: np.zeros(0))
+    values: FloatArray = field(default_factory=lambda: np.zeros(0))
+    levels: FloatArray = field(default_factory=lambda: np.zeros(0))
+    slot_min: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    prec: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 0), bool))
+    lb_single: FloatArray = field(default_factory=lambda: np.zeros(0))
+    load_after: FloatArray = field(default_factory=lambda: np.zeros((0, 0, 0)))
+    port_time: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
+    lps: int = 0
+    lp_time: float = 0.0
+    span: FloatArray | None = None
+    chain: FloatArray | None = None
+    _lb: dict[int, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        inst = self.instance
+        self.n = inst.num_coflows
+        self.w = np.asarray(inst.coflow_weight, dtype=float)
+        self.values = release_values(inst)
+        self.levels = np.concatenate([[0.0], self.values])
+        self.slot_min = coflow_release_slot(inst)
+        self.prec = dominance_precedence(inst)
+        self.lb_single = self.w * (inst.coflow_release + inst.bottleneck)
+        m, q = inst.num_ports, len(self.values)
+        fslot = np.searchsorted(self.values, inst.flow_release, side="right")
+        cap = inst.fabric.port_capacity
+        # load_after[j, i, v]: time port v needs for j's flows released at levels[i] or later
+        per = np.zeros((self.n, q + 1, 2 * m))
+        for side, port in ((0, inst.flow_src), (m, inst.flow_dst)):
+            np.add.at(
+                per, (inst.flow_coflow, fslot, side + port), inst.flow_size / cap[side + port]
+            )
+        self.load_after = np.flip(np.cumsum(np.flip(per, axis=1), axis=1), axis=1)
+        self.port_time = np.asarray(inst.port_time, dtype=float)
+        if self.n <= MAX_SUBSET_TABLE:
+            self.span, self.chain = _subset_tables(self.load_after, self.levels, self.w, self.prec)
+
+    def time_left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def members(self, mask: int) -> IntArray:
+        """The coflows of the bit mask ``mask``."""
+        return np.array([j for j in range(self.n) if (mask >> j) & 1], dtype=np.int64)
+
+    def makespan_bound(self, idx: IntArray, mask: int) -> float:
+        """A lower bound on the time by which all of ``idx`` (the coflows of ``mask``) can
+        complete."""
+        if self.span is not None:
+            return float(self.span[mask])
+        if not len(idx):
+            return 0.0
+        need = self.load_after[idx].sum(axis=0).max(axis=1)  # per release level
+        return float((self.levels + need)[need > 0].max(initial=0.0))
+
+    def lower_bound(self, mask: int) -> float:
+        """A lower bound on ``Σ_{j∈U} w_j C_j`` in any schedule (module notes)."""
+        if mask in self._lb:
+            return self._lb[mask]
+        idx = self.members(mask)
+        inst = self.instance
+        w, single = self.w[idx], self.lb_single[idx]
+        best = float(single.sum())
+        if self.chain is not None:
+            best = max(best, float(self.chain[mask]))
+        pt = self.port_time[idx]
+        rel = inst.coflow_release[idx]
+        ratio = np.divide(pt, w[:, None], out=np.full(pt.shape, np.inf), where=w[:, None] > 0)
+        order = np.argsort(ratio, axis=0, kind="stable")
+        for level in np.unique(rel):
+            late = rel >= level
+            comp = np.cumsum(np.where(late[order], np.take_along_axis(pt, order, 0), 0.0), 0)
+            smith = (np.where(late[order], w[order], 0.0) * comp).sum(axis=0).max()
+            value = level * w[late].sum() + smith + single[~late].sum()
+            best = max(best, float(value))
+        self._lb[mask] = best
+        return best
+
+    def solve_lp(self, lp: OrderLP, *, timed: bool = True) -> SolveResult | None:
+        """Solves one order or group LP; ``None`` if it is infeasible. ``timed``: within
+        the time limit (raises :class:`_OutOfTime` past it)."""
+        if lp.model is None:
+            return None
+        left = self.time_left() if timed else math.inf
+        if left <= 0:
+            raise _OutOfTime
+        start = time.perf_counter()
+        limit = None if math.isinf(left) else left
+        res = solve(lp.model, time_limit=limit, **self.solve_kw)
+        self.lp_time += time.perf_counter() - start
+        self.lps += 1
+        if res.status is SolveStatus.OPTIMAL:
+            return res
+        if res.status is SolveStatus.INFEASIBLE:
+            return None
+        if res.status in (SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION):
+            raise _OutOfTime
+        raise SolverError(f"{METHOD}: an order LP ended with status {res.status.value}")
+
+
+class _OutOfTime(Exception):
+    """The time limit was reached inside the search."""
+
+
+@dataclass
+class _Incumbent:
+    value: float = math.inf
+    order: tuple[int, ...] = ()
+    slots: tuple[int, ...] = ()
+    lp: OrderLP | None = None
+    x: FloatArray | None = None
+    source: str = ""
+
+    def offer(
+        self, value: float, order: tuple[int, ...], slots: tuple[int, ...], lp: OrderLP,
+        x: FloatArray, source: str,
+    ) -> bool:  # fmt: skip
+        if value < self.value:
+            self.value, self.order, self.slots, self.lp, self.x = value, order, slots, lp, x
+            self.source = source
+            return True
+        return False
+
+
+# ============================================================================ heuristics
+def _greedy_sequence(
+    data: _Data, priority: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The event sequence of the strict-priority greedy schedule in ``priority``: its
+    completion order and the release events before each completion."""
+    inst = data.instance
+    n = data.n
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.asarray(priority, dtype=np.int64)] = np.arange(n)
+    fc, src, dst = inst.flow_coflow, inst.flow_src, inst.flow_dst
+    flow_rank = np.lexsort((np.arange(inst.num_flows), rank[fc]))
+    left = inst.flow_size.astype(float).copy()
+    cap_in = np.asarray(inst.fabric.ingress_capacity, dtype=float)
+    cap_out = np.asarray(inst.fabric.egress_capacity, dtype=float)
+    flows_left = np.bincount(fc, minlength=n)
+    done = np.full(n, np.inf)
+    deps = inst.dependencies
+    now = 0.0
+    eps = 1e-12 * max(1.0, float(inst.flow_size.max()))
+    while np.isinf(done).any():
+        blocked = np.zeros(n, dtype=bool)
+        if len(deps):
+            blocked[deps[:, 1][np.isinf(done[deps[:, 0]])]] = True
+        active = (left > 0) & (inst.flow_release <= now) & ~blocked[fc]
+        pending = inst.flow_release[(left > 0) & (inst.flow_release > now)]
+        nxt = float(pending.min()) if pending.size else math.inf
+        if not active.any():
+            now = nxt
+            continue
+        act = flow_rank[active[flow_rank]]
+        rates = priority_greedy(np.arange(len(act)), src[act], dst[act], cap_in, cap_out)
+        with np.errstate(divide="ignore"):
+            finish = np.where(rates > 0, left[act] / rates, np.inf)
+        step = min(float(finish.min()), nxt - now)
+        left[act] = np.where(finish <= step, 0.0, left[act] - rates * step)
+        left[left <= eps] = 0.0
+        now += step
+        finished = act[left[act] == 0]
+        if finished.size:
+            np.subtract.at(flows_left, fc[finished], 1)
+            newly = np.flatnonzero((flows_left == 0) & np.isinf(done))
+            done[newly] = now
+    order = np.lexsort((rank, done))
+    slots = np.searchsorted(data.values, done[order], side="left")
+    slots = np.maximum.accumulate(np.maximum(slots, data.slot_min[order]))
+    return tuple(order.tolist()), tuple(slots.tolist())
+
+
+def _evaluate(
+    data: _Data,
+    inc: _Incumbent,
+    order: tuple[int, ...],
+    slots: tuple[int, ...],
+    source: str,
+    *,
+    timed: bool = True,
+) -> float:
+    lp = build_order_lp(data.instance, order, slots)
+    res = data.solve_lp(lp, timed=timed)
+    if res is None:
+        return math.inf
+    assert res.x is not None
+    inc.offer(res.objective, order, slots, lp, res.x, source)
+    return res.objective
+
+
+def _heuristic(data: _Data, inc: _Incumbent) -> None:
+    """Initial incumbent: greedy schedules in a few static orders, then adjacent swaps."""
+    inst = data.instance
+    names = ["smith", "sebf", "lwf"] + (["fifo"] if inst.has_releases else [])
+    seen: set[tuple[int, ...]] = set()
+    for name in names:
+        prio = tuple(instance_order(inst, name).tolist())
+        if prio in seen:
+            continue
+        seen.add(prio)
+        order, slots = _greedy_sequence(data, prio)
+        _evaluate(data, inc, order, slots, f"greedy {name}")
+    root = data.lower_bound((1 << data.n) - 1)
+    if not inc.order or relative_gap(inc.value, root) <= 1e-9:
+        return  # nothing found, or already optimal
+    improved, passes = True, 0
+    while improved and passes < 2:
+        improved, passes = False, passes + 1
+        for k in range(data.n - 1):
+            swapped = list(inc.order)
+            swapped[k], swapped[k + 1] = swapped[k + 1], swapped[k]
+            low = data.slot_min[np.asarray(swapped)]
+            fit = np.maximum.accumulate(np.maximum(np.asarray(inc.slots), low))
+            before = inc.value
+            _evaluate(data, inc, tuple(swapped), tuple(fit.tolist()), "adjacent swaps")
+            improved |= inc.value < before
+
+
+# ============================================================================ branch and bound
+@dataclass(order=True)
+class _Node:
+    """A node of the search: the fixed suffix (completion order and slots), the release
+    events not yet placed (``qrem``) and the unordered coflows (bit mask); ordered by a
+    lower bound on every leaf below it."""
+
+    cheap: float
+    suffix: tuple[int, ...] = field(compare=False)
+    slots: tuple[int, ...] = field(compare=False)
+    qrem: int = field(compare=False)
+    mask: int = field(compare=False)
+
+
+def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str, Any]:
+    n, q = data.n, len(data.values)
+    full = (1 << n) - 1
+    stack: list[_Node] = [_Node(data.lower_bound(full), (), (), q, full)]
+    stats: dict[str, Any] = {"nodes": 0, "pruned_by_bound": 0, "infeasible": 0, "leaves": 0}
+    pruned_min = math.inf
+    finished = False
+    node = stack[0]
+
+    def threshold() -> float:
+        if math.isinf(inc.value):
+            return math.inf
+        return inc.value - max(mip_gap * abs(inc.value), 1e-9 * max(1.0, abs(inc.value)))
+
+    def release_child_ok(node: _Node, idx: IntArray) -> bool:
+        if node.qrem == 0 or not len(idx):
+            return False
+        limit = data.values[node.qrem - 1]
+        if data.slot_min[idx].max() > node.qrem - 1:
+            return False
+        return data.makespan_bound(idx, node.mask) <= limit * (1 + 1e-12) + 1e-12
+
+    try:
+        while stack:
+            node = stack.pop()
+            if node.cheap >= threshold():
+                stats["pruned_by_bound"] += 1
+                pruned_min = min(pruned_min, node.cheap)
+                continue
+            idx = data.members(node.mask)
+            if len(idx) == 1 and not release_child_ok(node, idx):
+                j = int(idx[0])  # one coflow left and no release event to place: the leaf
+                node = _Node(node.cheap, (j, *node.suffix), (node.qrem, *node.slots), node.qrem, 0)
+                idx = idx[:0]
+            stats["nodes"] += 1
+            groups = ([idx.tolist()] if len(idx) else []) + [[j] for j in node.suffix]
+            slots = ([node.qrem] if len(idx) else []) + list(node.slots)
+            weights = ([0.0] if len(idx) else []) + [float(data.w[j]) for j in node.suffix]
+            if node.suffix:
+                lp = build_group_lp(data.instance, groups, slots, weights)
+                res = data.solve_lp(lp)
+                if res is None:
+                    stats["infeasible"] += 1
+                    continue
+                lp_value = res.objective
+            else:
+                lp, res, lp_value = None, None, 0.0
+            bound = lp_value + data.lower_bound(node.mask)
+            if bound >= threshold():
+                stats["pruned_by_bound"] += 1
+                pruned_min = min(pruned_min, bound)
+                continue
+            if not len(idx):
+                stats["leaves"] += 1
+                assert lp is not None and res is not None and res.x is not None
+                inc.offer(lp_value, node.suffix, node.slots, lp, res.x, "branch and bound")
+                continue
+            children: list[_Node] = []
+            span = data.makespan_bound(idx, node.mask)
+            for j in idx.tolist():
+                if (data.prec[j, idx]).any():
+                    continue  # a coflow that must complete after j is still unplaced
+                rest = node.mask & ~(1 << j)
+                cheap = lp_value + data.w[j] * span + data.lower_bound(rest)
+                children.append(
+                    _Node(cheap, (j, *node.suffix), (node.qrem, *node.slots), node.qrem, rest)
+                )
+            if release_child_ok(node, idx):
+                children.append(_Node(bound, node.suffix, node.slots, node.qrem - 1, node.mask))
+            children.sort(reverse=True)  # the lowest bound is popped first
+            stack.extend(children)
+        finished = True
+    except _OutOfTime:
+        stack.append(node)  # the node being bounded when time ran out is still open
+    open_min = min((nd.cheap for nd in stack), default=math.inf)
+    stats["open_nodes"] = 0 if finished else len(stack)
+    stats["bound"] = (
+        min(inc.value, pruned_min, open_min) if not finished else min(inc.value, pruned_min)
+    )
+    stats["finished"] = finished
+    return stats
+
+
+# ============================================================================ MIP
+def _horizon(data: _Data, upper: float) -> float:
+    """A time by which some optimal schedule completes everything (module notes)."""
+    w, single = data.w, data.lb_single
+    pos = w > 0
+    rest = single.sum() - single
+    t_pos = float(((upper - rest[pos]) / w[pos]).max()) if pos.any() else 0.0
+    rmax = float(data.instance.flow_release.max(initial=0.0))
+    zero_rho = float(data.instance.bottleneck[~pos].sum())
+    return max(t_pos, rmax) + zero_rho
+
+
+class _Rows:
+    """Collects the MIP's row blocks as sparse triplets over ``N`` variables."""
+
+    def __init__(self, builder: ModelBuilder, num_positions: int) -> None:
+        self.b = builder
+        self.P = num_positions
+        self.lo_p, self.lo_q = np.tril_indices(num_positions)  # (p, p') with p' <= p
+        self.st_p, self.st_q = np.tril_indices(num_positions, -1)  # p' < p
+
+    def add(self, name: str, parts: list[tuple[Any, Any, Any]], nrows: int, **bounds: Any) -> None:
+        r = np.concatenate([np.asarray(p[0]).ravel() for p in parts])
+        c = np.concatenate([np.asarray(p[1]).ravel() for p in parts])
+        v = np.concatenate([np.broadcast_to(np.asarray(p[2], float), np.shape(p[0])).ravel()
+                            for p in parts])  # fmt: skip
+        mat = sp.csr_matrix((v, (r, c)), shape=(nrows, self.b.num_vars))
+        self.b.add_rows(name, mat, **bounds)
+
+    def cumulative(
+        self, first_col: IntArray, coef: Any = 1.0, strict: bool = False
+    ) -> tuple[Any, Any, Any]:
+        """Row ``k·P + p`` gets ``coef_k · Σ_{p' ≤ p} var[first_col_k + p']`` (``p' < p``
+        when ``strict``), for each ``k``."""
+        pp, qq = (self.st_p, self.st_q) if strict else (self.lo_p, self.lo_q)
+        k = np.arange(len(first_col))[:, None]
+        rows = k * self.P + pp[None, :]
+        cols = np.asarray(first_col)[:, None] + qq[None, :]
+        vals = np.broadcast_to(np.asarray(coef, float).reshape(-1, 1), rows.shape)
+        return rows, cols, vals
+
+
+def _mip(
+    data: _Data, inc: _Incumbent, mip_gap: float, solve_kw: dict[str, Any]
+) -> tuple[SolveResult, tuple[int, ...], tuple[int, ...]] | SolveResult:
+    """Builds and solves the position MIP (module notes); returns the result and, with a
+    solution, its completion order and release interleaving."""
+    inst = data.instance
+    n, q = data.n, len(data.values)
+    P = n + q
+    nf = inst.num_flows
+    m = inst.num_ports
+    H = _horizon(data, inc.value) * (1 + 1e-9) + 1e-9
+    fc, size = inst.flow_coflow, inst.flow_size
+    pos_w = np.flatnonzero(data.w > 0)
+    k = len(pos_w)
+    b = ModelBuilder("exact-fluid-mip")
+    za = b.add_variables("z_completion", n * P, upper=1.0, integer=True).start  # j * P + p
+    zr = b.add_variables("z_release", q * P, upper=1.0, integer=True).start  # i * P + p
+    tt = b.add_variables("t", P, upper=H).start
+    xx = b.add_variables("x", nf * P).start  # e * P + p
+    cc = b.add_variables("C", k, cost=data.w[pos_w], lower=data.lb_single[pos_w] / data.w[pos_w])
+    rows = _Rows(b, P)
+    p_all = np.arange(P)
+    jp = np.arange(n)[:, None] * P + p_all[None, :]
+    ip = np.arange(q)[:, None] * P + p_all[None, :]
+    ep = np.arange(nf)[:, None] * P + p_all[None, :]
+
+    # each position holds one event; each coflow completes once, each release happens once
+    rows.add("position", [(jp % P, za + jp, 1.0), (ip % P, zr + ip, 1.0)], P, lower=1, upper=1)
+    rows.add("coflow-once", [(jp // P, za + jp, 1.0)], n, lower=1, upper=1)
+    if q:
+        rows.add("release-once", [(ip // P, zr + ip, 1.0)], q, lower=1, upper=1)
+    if q > 1:  # releases in time order
+        first = zr + np.arange(q - 1) * P
+        rows.add("release-order", [rows.cumulative(first), rows.cumulative(first + P, -1.0)],
+                 (q - 1) * P, lower=0.0)  # fmt: skip
+    # times: non-decreasing; a release event no earlier than its release
+    if P > 1:
+        r = np.arange(P - 1)
+        rows.add("t-order", [(r, tt + r + 1, 1.0), (r, tt + r, -1.0)], P - 1, lower=0.0)
+    if q:
+        vals = -np.repeat(data.values, P).reshape(q, P)
+        rows.add("release-time", [(ip, tt + ip % P, 1.0), (ip, zr + ip, vals)], q * P, lower=0.0)
+    # demand, completion (cumulative amount reaches the size from the coflow's position on)
+    rows.add("demand", [(ep // P, xx + ep, 1.0)], nf, lower=size, upper=size)
+    rows.add(
+        "completion",
+        [rows.cumulative(xx + np.arange(nf) * P), rows.cumulative(za + fc * P, -size)],
+        nf * P, lower=0.0,
+    )  # fmt: skip
+    # nothing before the release event of a flow, nor before a predecessor's completion
+    fslot = np.searchsorted(data.values, inst.flow_release, side="right")
+    late = np.flatnonzero(fslot > 0)
+    gates = [(late, zr + (fslot[late] - 1) * P)]  # (flows, first column of their gate)
+    for a, c in inst.dependencies.tolist():
+        after = np.flatnonzero(fc == c)
+        gates.append((after, np.full(len(after), za + a * P)))
+    for g, (flows, gate) in enumerate(gates):
+        if len(flows):
+            sent = rows.cumulative(xx + flows * P)
+            opened = rows.cumulative(gate, -size[flows], strict=True)
+            rows.add(f"gate-{g}", [sent, opened], len(flows) * P, upper=0.0)
+    # capacity per port and interval (interval p ends at position p)
+    cap = inst.fabric.port_capacity
+    ports = np.concatenate([inst.flow_src, m + inst.flow_dst])
+    x_cols = xx + np.concatenate([ep, ep])
+    cell = np.arange(2 * m)[:, None] * P + p_all[None, :]
+    later = cell[:, 1:]
+    rows.add(
+        "capacity",
+        [(ports[:, None] * P + p_all, x_cols, 1.0 / cap[ports][:, None]),
+         (cell, tt + cell % P, -1.0), (later, tt + later % P - 1, 1.0)],
+        2 * m * P, upper=0.0,
+    )  # fmt: skip
+    # makespan cuts, per release level R_i (R_0 = 0) and port v: once the release event of
+    # R_i has happened, t_p >= R_i + the time v needs for the flows released at R_i or later
+    # of the coflows completed by p (before that event, no such flow has completed)
+    for i in range(len(data.levels)):
+        load = data.load_after[:, i, :]  # (n, 2m)
+        used = np.flatnonzero(load.sum(axis=0) > 0)
+        if not len(used):
+            continue
+        vp = np.arange(len(used))[:, None] * P + p_all[None, :]
+        parts: list[tuple[Any, Any, Any]] = [(vp, tt + vp % P, 1.0)]
+        if i > 0:
+            r, c, _ = rows.cumulative(np.full(len(used), zr + (i - 1) * P))
+            parts.append((r, c, -float(data.levels[i])))
+        for j in np.flatnonzero(load.sum(axis=1) > 0).tolist():
+            r, c, _ = rows.cumulative(np.full(len(used), za + j * P))
+            parts.append((r, c, -np.repeat(load[j, used], len(rows.lo_p)).reshape(r.shape)))
+        rows.add(f"makespan-{i}", parts, len(used) * P, lower=0.0)
+    # objective: C_j >= t_p - H (1 - z[j, p]) for the coflows of positive weight
+    if k:
+        kp = np.arange(k)[:, None] * P + p_all[None, :]
+        rows.add(
+            "objective",
+            [(kp, cc.start + kp // P, 1.0), (kp, tt + kp % P, -1.0),
+             (kp, za + pos_w[kp // P] * P + kp % P, -H)],
+            k * P, lower=-H,
+        )  # fmt: skip
+    # dominance rules and dependencies: a completes at or before b's position
+    pa, pb = np.nonzero(data.prec)
+    if len(pa):
+        rows.add(
+            "precedence",
+            [rows.cumulative(za + pa * P), rows.cumulative(za + pb * P, -1.0)],
+            len(pa) * P, lower=0.0,
+        )  # fmt: skip
+    model = b.build()
+    left = data.time_left()
+    if left <= 0:
+        raise _OutOfTime
+    res = solve(model, time_limit=None if math.isinf(left) else left, mip_gap=mip_gap, **solve_kw)
+    data.lps += 1
+    if not res.has_solution:
+        return res
+    assert res.x is not None
+    pos_c = res.x[za : za + n * P].reshape(n, P).argmax(axis=1)
+    pos_r = res.x[zr : zr + q * P].reshape(q, P).argmax(axis=1) if q else np.zeros(0, np.int64)
+    order = np.argsort(pos_c, kind="stable")
+    slots = (pos_r[None, :] < pos_c[order][:, None]).sum(axis=1)
+    return res, tuple(order.tolist()), tuple(slots.tolist())
+
+
+def _run_bnb(
+    data: _Data, inc: _Incumbent, mip_gap: float, out_of_time: bool, details: dict[str, Any]
+) -> tuple[SolveStatus, float, str]:
+    root = data.lower_bound((1 << data.n) - 1)
+    if out_of_time:
+        details.update(nodes=0, finished=False)
+        return _time_limit_status(inc), min(inc.value, root), "time limit reached in the heuristic"
+    stats = _branch_and_bound(data, inc, mip_gap)
+    bound = stats.pop("bound")
+    details.update(stats)
+    if stats["finished"]:
+        return SolveStatus.OPTIMAL, bound, ""
+    return _time_limit_status(inc), bound, "time limit reached in the branch and bound"
+
+
+def _time_limit_status(inc: _Incumbent) -> SolveStatus:
+    return SolveStatus.TIME_LIMIT if inc.lp is not None else SolveStatus.TIME_LIMIT_NO_SOLUTION
+
+
+def _run_mip(
+    data: _Data,
+    inc: _Incumbent,
+    mip_gap: float,
+    solve_kw: dict[str, Any],
+    out_of_time: bool,
+    details: dict[str, Any],
+) -> tuple[SolveStatus, float, str]:
+    root = data.lower_bound((1 << data.n) - 1)
+    got: tuple[SolveResult, tuple[int, ...], tuple[int, ...]] | SolveResult | None = None
+    if not out_of_time:
+        try:
+            got = _mip(data, inc, mip_gap, solve_kw)
+        except _OutOfTime:
+            got = None
+    if got is None:
+        status, bound, message = _time_limit_status(inc), root, "time limit before the MIP"
+    else:
+        res = got[0] if isinstance(got, tuple) else got
+        if isinstance(got, tuple):
+            details["mip_objective"] = res.objective
+            _evaluate(data, inc, got[1], got[2], "mip, re-solved as its order LP", timed=False)
+        if res.status not in (
+            SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION
+        ):  # fmt: skip
+            raise SolverError(f"{METHOD} (mip): the MIP ended with status {res.status.value}")
+        status, message = res.status, res.message
+        bound = max(root, res.bound) if math.isfinite(res.bound) else root
+        if status is SolveStatus.TIME_LIMIT_NO_SOLUTION and inc.lp is not None:
+            status = SolveStatus.TIME_LIMIT
+    details["proven_by"] = "mip" if status is SolveStatus.OPTIMAL else None
+    closed = inc.lp is not None and relative_gap(inc.value, bound) <= mip_gap
+    if status is not SolveStatus.OPTIMAL and closed:
+        status, details["proven_by"] = SolveStatus.OPTIMAL, "chain bound"
+    if status is SolveStatus.OPTIMAL:
+        bound = min(bound, inc.value)
+    return status, bound, message
+
+
+# ============================================================================ entry point
+def solve_exact_fluid(
+    instance: Instance,
+    *,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    mip_gap: float = 1e-6,
+    threads: int | None = None,
+    log: bool = False,
+    algorithm: str = "bnb",
+    max_coflows: int | None = None,
+) -> Solution:
+    """The fluid optimum of ``Σ_j w_j C_j``: a verified schedule, proven optimal or, on the
+    time limit, the best found with a proven bound (``specs/theory.md`` §7.2).
+
+    Parameters
+    ----------
+    instance
+        The instance (releases, weights, capacities and dependencies are respected;
+        deadlines are ignored: see ``deadline-fluid``).
+    solver
+        LP/MIP backend for the order LPs (or the MIP).
+    time_limit
+        Wall seconds for the whole method; ``None`` for none.
+    mip_gap
+        Relative gap at which a node is pruned (B&B) or the MIP stops.
+    threads, log
+        Passed to the backend.
+    algorithm
+        ``"bnb"`` (branch and bound over orders) or ``"mip"`` (one position MIP); see the
+        module notes.
+    max_coflows
+        Refuse larger instances (default :data:`MAX_BNB_COFLOWS` or
+        :data:`MAX_MIP_COFLOWS`).
+
+    Returns
+    -------
+    Solution
+        Kind ``exact``; ``order`` is the completion order. ``details``: ``algorithm``,
+        ``heuristic_objective`` (the initial incumbent), ``root_bound`` (the combinatorial
+        lower bound), ``dominance_pairs``, ``lps`` (LPs and MIPs solved), ``lp_seconds``,
+        ``incumbent_source``, ``slots`` (release events before each completion of
+        ``order``); B&B: ``nodes`` (nodes bounded by an LP), ``leaves``,
+        ``pruned_by_bound``, ``infeasible``, ``open_nodes``, ``finished``; MIP:
+        ``mip_objective`` and ``proven_by`` (``"mip"``, or ``"chain bound"`` when the
+        incumbent meets the root bound).
+
+    Raises
+    ------
+    ModelTooLargeError
+        More coflows than ``max_coflows``.
+
+    Examples
+    --------
+    Theory §10 I4: B and C complete at 1, A at 2.
+
+    >>> from coflowlab.instances.examples import theory_i4
+    >>> sol = solve_exact_fluid(theory_i4())
+    >>> sol.status.value, sol.objective, sol.order
+    ('optimal', 4.0, (1, 2, 0))
+    >>> solve_exact_fluid(theory_i4(), algorithm="mip").objective
+    4.0
+    """
+    start = time.perf_counter()
+    if algorithm not in ("bnb", "mip"):
+        raise ValueError(f"algorithm must be 'bnb' or 'mip', got {algorithm!r}")
+    n = instance.num_coflows
+    limit = max_coflows
+    if limit is None:
+        limit = MAX_BNB_COFLOWS if algorithm == "bnb" else MAX_MIP_COFLOWS
+    if n > limit:
+        alternative = (
+            "use algorithm='bnb' (default), which scales further"
+            if algorithm == "mip"
+            else "use a bound or an approximation instead (coflowlab solve --list)"
+        )
+        raise ModelTooLargeError(
+            f"{METHOD} ({algorithm}): the instance has {n} coflows, above the limit of "
+            f"{limit} (max_coflows); {alternative}, or raise max_coflows"
+        )
+    deadline = math.inf if time_limit is None else start + float(time_limit)
+    solve_kw: dict[str, Any] = {"solver": solver, "threads": threads, "log": log}
+    data = _Data(instance, solve_kw, deadline)
+    inc = _Incumbent()
+    details: dict[str, Any] = {"algorithm": algorithm}
+    out_of_time = False
+    try:
+        _heuristic(data, inc)
+    except _OutOfTime:
+        out_of_time = True
+    details["heuristic_objective"] = inc.value if math.isfinite(inc.value) else None
+    details["dominance_pairs"] = int(data.prec.sum())
+    details["root_bound"] = data.lower_bound((1 << n) - 1)
+
+    if algorithm == "bnb":
+        status, bound, message = _run_bnb(data, inc, mip_gap, out_of_time, details)
+    else:
+        status, bound, message = _run_mip(data, inc, mip_gap, solve_kw, out_of_time, details)
+    details["lps"] = data.lps
+    details["lp_seconds"] = round(data.lp_time, 6)
+    details["incumbent_source"] = inc.source
+    details["slots"] = list(inc.slots)
+
+    if inc.lp is None or inc.x is None:
+        result = SolveResult(
+            status, math.nan, bound, math.nan, time.perf_counter() - start, None, solver, message
+        )
+        return schedule_solution(
+            METHOD, SolutionKind.EXACT, instance, None, result,
+            runtime=time.perf_counter() - start, bound=bound, details=details,
+        )  # fmt: skip
+    schedule, _ = decode_schedule(instance, inc.lp, inc.x)
+    result = SolveResult(
+        status, inc.value, bound, relative_gap(inc.value, bound), time.perf_counter() - start,
+        inc.x, solver, message,
+    )  # fmt: skip
+    return schedule_solution(
+        METHOD, SolutionKind.EXACT, instance, schedule, result,
+        runtime=time.perf_counter() - start, order=inc.order, bound=bound, details=details,
+    )  # fmt: skip

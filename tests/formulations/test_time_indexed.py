@@ -1,0 +1,315 @@
+"""Tests of the time-indexed formulations (theory §7.1): exact slotted MIP and fluid LP bound.
+
+Oracles: the known optima of theory §10, a brute-force search over every slotted schedule of
+tiny instances, and the fluid optimum of tiny instances by theory §7.2 (one LP per completion
+order, solved with scipy's ``linprog``, independent of the solver layer).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from functools import cache
+
+import numpy as np
+import pytest
+from numpy.testing import assert_equal
+from scipy.optimize import linprog
+
+from coflowlab import Fabric, Instance, verify
+from coflowlab.exceptions import InvalidInstanceError, ModelTooLargeError
+from coflowlab.formulations import solve_method
+from coflowlab.formulations.bounds import bound_release_rho, bound_smith
+from coflowlab.formulations.time_indexed import (
+    slotted_horizon,
+    solve_exact_slotted,
+    solve_time_indexed_lp,
+)
+from coflowlab.instances.examples import EXAMPLES, EXPECTED
+from coflowlab.instances.generators import uniform
+from coflowlab.solution import SolutionKind
+from coflowlab.solvers import SolveStatus
+
+THEORY = ["theory_i1", "theory_i2", "theory_i3", "theory_i4", "theory_r1"]
+
+
+# ---------------------------------------------------------------- oracles
+def brute_force_slotted(inst: Instance) -> float:
+    """Slotted OPT of Σ w C by dynamic programming over every schedule: in each slot, any
+    set of released, unfinished flows that is a matching (unit capacities, integral data)
+    sends one unit each, idling included."""
+    size = tuple(int(d) for d in inst.flow_size)
+    first = [math.ceil(r) + 1 for r in inst.flow_release]  # r = 1: first slot is 2
+    src, dst, cof = inst.flow_src.tolist(), inst.flow_dst.tolist(), inst.flow_coflow.tolist()
+    w = inst.coflow_weight.tolist()
+    horizon = max(first) - 1 + sum(size)
+    flows_of = [[e for e in range(len(size)) if cof[e] == j] for j in range(inst.num_coflows)]
+
+    def matchings(avail: list[int]) -> list[tuple[int, ...]]:
+        out: list[tuple[int, ...]] = [()]
+        for e in avail:
+            out += [(*s, e) for s in out if all(src[f] != src[e] and dst[f] != dst[e] for f in s)]
+        return out
+
+    @cache
+    def best(t: int, rem: tuple[int, ...]) -> float:
+        if not any(rem):
+            return 0.0
+        if t >= horizon:
+            return math.inf
+        avail = [e for e in range(len(rem)) if rem[e] and t + 1 >= first[e]]
+        value = math.inf
+        for s in matchings(avail):
+            new = list(rem)
+            for e in s:
+                new[e] -= 1
+            done = sum(
+                w[j] * (t + 1)
+                for j, fl in enumerate(flows_of)
+                if any(rem[e] for e in fl) and not any(new[e] for e in fl)
+            )
+            value = min(value, done + best(t + 1, tuple(new)))
+        return value
+
+    return best(0, size)
+
+
+def fluid_opt_by_orders(inst: Instance) -> float:
+    """Fluid OPT with zero releases (theory §7.2): for each completion order, an LP over
+    breakpoints ``t_1 ≤ … ≤ t_n`` and the amounts ``x[e, k]`` sent in ``(t_{k-1}, t_k]``."""
+    assert not inst.has_releases
+    n, nf, m = inst.num_coflows, inst.num_flows, inst.num_ports
+    cap = inst.fabric.port_capacity
+    best = math.inf
+    for order in itertools.permutations(range(n)):
+        pos = np.empty(n, dtype=int)
+        pos[list(order)] = np.arange(n)
+        # variables: t_1..t_n, then x[e, k] for k = 0..n-1 (zero upper bound after pos)
+        nv = n + nf * n
+        c = np.zeros(nv)
+        c[:n] = inst.coflow_weight[list(order)]
+        a_eq, b_eq = np.zeros((nf, nv)), inst.flow_size.copy()
+        for e in range(nf):
+            a_eq[e, n + e * n : n + e * n + n] = 1
+        a_ub, b_ub = [], []
+        for k in range(n):
+            for v in range(2 * m):
+                row = np.zeros(nv)
+                ports = np.where(v < m, inst.flow_src == v, inst.flow_dst == v - m)
+                row[n + np.flatnonzero(ports) * n + k] = 1
+                row[k] -= cap[v]
+                if k:
+                    row[k - 1] += cap[v]
+                a_ub.append(row)
+                b_ub.append(0.0)
+        bounds = [(0, None)] * n + [
+            (0, None if k <= pos[inst.flow_coflow[e]] else 0) for e in range(nf) for k in range(n)
+        ]
+        for k in range(1, n):  # t_{k-1} ≤ t_k
+            row = np.zeros(nv)
+            row[k - 1], row[k] = 1, -1
+            a_ub.append(row)
+            b_ub.append(0.0)
+        res = linprog(c, A_ub=np.array(a_ub), b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
+        assert res.status == 0
+        best = min(best, float(res.fun))
+    return best
+
+
+def tiny(seed: int, releases: bool = True) -> Instance:
+    """2 ports, 3 coflows, sizes 1-2, weights 1-3, releases in {0, 1, 2}."""
+    inst = uniform(2, 3, density=0.3, sizes=(1, 2), weights=(1, 3), seed=seed)
+    if releases:
+        rel = np.random.default_rng(seed).integers(0, 3, size=3).astype(float)
+        inst = inst.replace(coflow_release=rel, flow_release=rel[inst.flow_coflow])
+    return inst
+
+
+# ---------------------------------------------------------------- exact slotted
+@pytest.mark.parametrize("name", THEORY)
+def test_exact_slotted_reaches_the_known_optima(name):
+    """Tests theory §10 I1-I4 and R1: slotted OPT, proven, with a verified schedule."""
+    inst = EXAMPLES[name]()
+    sol = solve_exact_slotted(inst)
+    assert sol.kind is SolutionKind.EXACT
+    assert sol.status is SolveStatus.OPTIMAL
+    assert sol.objective == pytest.approx(EXPECTED[name]["opt_sum_wc"]["slotted"], abs=1e-9)
+    assert sol.gap <= 1e-6
+    assert sol.report is not None and sol.report.feasible
+    assert verify(inst, sol.schedule).feasible
+
+
+@pytest.mark.parametrize("horizon", [None, 8, 12])
+def test_r1_needs_preemption_at_any_valid_horizon(horizon):
+    """Tests R1 with T = 8 and 12 (theory §10) and the default: OPT 9, C = (3, 2)."""
+    sol = solve_exact_slotted(EXAMPLES["theory_r1"](), horizon=horizon)
+    assert sol.objective == pytest.approx(9.0)
+    assert_equal(sol.completion_times, EXPECTED["theory_r1"]["completion"]["opt_slotted"])
+    assert sol.details["horizon_proven"]
+    # C0 sends in slots 1 and 3, C1 in slot 2 (its release r = 1 forbids slot 1)
+    s = sol.schedule
+    assert_equal(sorted(s.slot[s.flow == 0].tolist()), [1, 3])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_slotted_equals_brute_force(seed):
+    """Tests slotted OPT against the enumeration of every slotted schedule (releases,
+    weights); the default horizon and its completion cutoffs lose nothing."""
+    inst = tiny(seed)
+    sol = solve_exact_slotted(inst)
+    assert sol.status is SolveStatus.OPTIMAL
+    assert sol.objective == pytest.approx(brute_force_slotted(inst), abs=1e-6)
+    assert sol.report.feasible
+    # a longer horizon (no cutoffs bind) finds the same optimum
+    longer = solve_exact_slotted(inst, horizon=2 * slotted_horizon(inst))
+    assert longer.objective == pytest.approx(sol.objective, abs=1e-6)
+
+
+def test_exact_slotted_is_above_every_bound():
+    """Tests OPT_slotted ≥ Σ w(r + ρ), the Smith bound and the time-indexed LP (theory P1)."""
+    for seed in range(4):
+        inst = uniform(
+            3, 4, density=0.3, sizes=(1, 2), weights=(1, 4), release_rate=1.0, seed=seed
+        )
+        inst = inst.replace(
+            coflow_release=np.round(inst.coflow_release), flow_release=np.round(inst.flow_release)
+        )
+        opt = solve_exact_slotted(inst).objective
+        for bound in (
+            bound_release_rho(inst),
+            bound_smith(inst),
+            solve_time_indexed_lp(inst),
+            solve_time_indexed_lp(inst, strengthen=True),
+        ):
+            assert bound.is_lower_bound
+            assert bound.objective <= opt + 1e-6
+
+
+def test_single_coflow_with_capacity_two_takes_its_bottleneck():
+    """Tests theory F1 with integral capacity 2: OPT = w ρ (ports move 2 units a slot)."""
+    inst = Instance(
+        Fabric(2, 2.0, 2.0), [0, 0, 0], [0, 0, 1], [0, 1, 0], [3, 1, 3], coflow_weight=[2.0]
+    )
+    sol = solve_exact_slotted(inst)
+    assert sol.objective == pytest.approx(2.0 * inst.bottleneck[0])  # ρ = 6/2 = 3
+    assert sol.schedule.amount.max() == 2  # some flow moves two units in one slot
+
+
+def test_dependencies_are_respected():
+    """Tests a dependency a → b on disjoint ports: b waits for a (C = 2, 3; OPT 5)."""
+    inst = Instance(2, [0, 1], [0, 1], [0, 1], [2, 1], dependencies=[(0, 1)])
+    sol = solve_exact_slotted(inst)
+    assert sol.objective == pytest.approx(5.0)
+    assert_equal(sol.completion_times, [2.0, 3.0])
+    assert solve_time_indexed_lp(inst).objective <= 5.0 + 1e-9
+
+
+def test_short_horizon_is_not_proven():
+    """Tests that a horizon below the proven one is flagged, and too short is infeasible."""
+    inst = EXAMPLES["theory_r1"]()
+    sol = solve_exact_slotted(inst, horizon=3)
+    assert not sol.details["horizon_proven"]
+    assert math.isnan(sol.bound) and math.isnan(sol.gap)
+    assert "proven horizon 4" in sol.message
+    none = solve_exact_slotted(inst, horizon=2)
+    assert none.status is SolveStatus.INFEASIBLE and none.schedule is None
+
+
+def test_exact_slotted_is_deterministic():
+    """Tests that two runs return the same schedule."""
+    inst = tiny(3)
+    a, b = solve_exact_slotted(inst).schedule, solve_exact_slotted(inst).schedule
+    assert_equal(a.slot, b.slot)
+    assert_equal(a.flow, b.flow)
+    assert_equal(a.amount, b.amount)
+
+
+@pytest.mark.parametrize(
+    ("inst", "match"),
+    [
+        (Instance.from_matrices([[[1, 2.5], [0, 1]]]), "coflow 0, flow 1: size 2.5"),
+        (Instance.from_matrices([[[1]]], capacity=1.5), "ingress port 0: capacity 1.5"),
+        (Instance(Fabric(1, 1.0, 0.5), [0], [0], [0], [1.0]), "egress port 0: capacity 0.5"),
+    ],
+)
+def test_slotted_needs_whole_units(inst, match):
+    """Tests that fractional sizes or capacities are rejected, naming the flow or port."""
+    with pytest.raises(InvalidInstanceError, match=match):
+        solve_exact_slotted(inst)
+
+
+def test_size_guard():
+    """Tests ModelTooLargeError: the message gives |E|·T and the limit."""
+    inst = EXAMPLES["theory_i2"]()  # 3 flows, T = 6
+    with pytest.raises(ModelTooLargeError, match=r"3 flows × 6 slots = 18 .* limit 10"):
+        solve_exact_slotted(inst, max_size=10)
+    with pytest.raises(ModelTooLargeError, match="time-indexed-lp"):
+        solve_time_indexed_lp(inst, max_size=10)
+    assert solve_exact_slotted(inst, max_size=18).objective == pytest.approx(19.0)
+
+
+# ---------------------------------------------------------------- fluid LP bound
+def test_lp_on_i1_by_hand():
+    """Tests the LP on I1: egress 0 carries 4 units, so by slot t at most t/4 of the coflow
+    is done; the bound is 1 + 3/4 + 1/2 + 1/4 = 2.5; with ``strengthen``, ρ = 4 = OPT."""
+    inst = EXAMPLES["theory_i1"]()
+    lp = solve_time_indexed_lp(inst)
+    assert lp.kind is SolutionKind.RELAXATION and lp.status is SolveStatus.OPTIMAL
+    assert lp.objective == pytest.approx(2.5)
+    assert solve_time_indexed_lp(inst, strengthen=True).objective == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lp_is_below_slotted_opt(seed):
+    """Tests TI-LP ≤ slotted OPT (brute force) on tiny instances with releases."""
+    inst = tiny(seed)
+    opt = brute_force_slotted(inst)
+    assert solve_time_indexed_lp(inst).objective <= opt + 1e-7
+    assert solve_time_indexed_lp(inst, strengthen=True).objective <= opt + 1e-7
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_lp_is_below_fluid_opt_with_fractional_sizes(seed):
+    """Tests TI-LP ≤ fluid OPT (theory §7.2 by order enumeration) for fractional sizes,
+    some below one unit, so the LP picks slots shorter than 1."""
+    inst = uniform(
+        2, 3, density=0.5, sizes=(0.3, 2.0), integral=False, weights=(0.5, 3.0), seed=seed
+    )
+    opt = fluid_opt_by_orders(inst)
+    lp = solve_time_indexed_lp(inst)
+    assert lp.details["slot_length"] == pytest.approx(min(1.0, inst.flow_size.min()))
+    assert lp.objective <= opt + 1e-7
+    assert solve_time_indexed_lp(inst, strengthen=True).objective <= opt + 1e-7
+
+
+def test_unit_slots_would_overstate_a_small_coflow():
+    """Tests the slot-length rule: a coflow of size 1/2 has fluid OPT 1/2; unit slots would
+    claim 1, so they are refused, and the default (δ = 1/2) gives a valid bound."""
+    inst = Instance.from_matrices([[[0.5]]])
+    assert solve_time_indexed_lp(inst).objective <= 0.5 + 1e-9
+    with pytest.raises(InvalidInstanceError, match=r"flow 0 needs only 0.5 time"):
+        solve_time_indexed_lp(inst, slot_length=1.0)
+
+
+def test_lp_is_below_exact_fluid_when_available():
+    """Tests TI-LP ≤ exact-fluid OPT ≤ exact-slotted OPT (theory P2) with releases, if
+    exact-fluid exists."""
+    pytest.importorskip("coflowlab.formulations.exact_fluid")
+    for seed in range(3):
+        inst = uniform(
+            2, 3, density=0.5, sizes=(0.5, 3.0), integral=False, release_rate=1.0, seed=seed
+        )
+        opt = solve_method(inst, "exact-fluid").objective
+        assert solve_time_indexed_lp(inst, strengthen=True).objective <= opt + 1e-6
+    for seed in range(3):  # integral data: TI-LP ≤ OPT_fluid ≤ OPT_slotted
+        inst = tiny(seed)
+        fluid = solve_method(inst, "exact-fluid").objective
+        assert solve_time_indexed_lp(inst).objective <= fluid + 1e-6
+        assert fluid <= solve_exact_slotted(inst).objective + 1e-6
+
+
+def test_registry_names():
+    """Tests that the registry reaches both methods."""
+    inst = EXAMPLES["theory_i3"]()
+    assert solve_method(inst, "exact-slotted").objective == pytest.approx(4.0)
+    assert solve_method(inst, "time-indexed-lp").objective <= 4.0 + 1e-9
