@@ -53,7 +53,7 @@ REFERENCE: dict[str, tuple[float, str] | None] = {
     "fair": (37131824.0, "0ac4b4003b5af5fbfc2f5c2ccb0abd93eeb42e2a4f567fe4578ebadc89c708c9"),
     "pfp": (52216912.0, "ec79b8421756a849589175024d16af3422b8190349b5d02f9074bba8f0bb3440"),
     "fifo": (43473352.0, "defe6b98015ad4aacf66d5a7ec584d5d99828164cbdd1bd4f983c90851495267"),
-    "scf": None,
+    "scf": (15578368.0, "6a1b2ba392349a9db07f110feaff251c4ac4d3ec410afe4d150b00069dad11a1"),
     "ncf": None,
     "tcf": None,
     "varys": (15005968.0, "47eaa0479ad6412296878432502019f6a7c2e46754862cced96a842705cf51f8"),
