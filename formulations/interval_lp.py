@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -104,7 +103,6 @@ def solve_interval_lp(
     base: float = 2.0,
     first: float | None = None,
     floor: bool = True,
-    **_: Any,
 ) -> Solution:
     """The interval-indexed LP (module docstring; theory §2.3): a lower bound on coflow OPT.
 

@@ -274,7 +274,6 @@ def solve_lp_ov(
     threads: int | None = None,
     log: bool = False,
     max_nonzeros: int = MAX_NONZEROS,
-    **_: Any,
 ) -> Solution:
     """LP-OV with continuous δ (theory §5.2): a lower bound on coflow OPT.
 
@@ -327,7 +326,6 @@ def solve_lp_ov_binary(
     max_nonzeros: int = MAX_NONZEROS,
     acyclic: bool = True,
     max_rounds: int = 1000,
-    **_: Any,
 ) -> Solution:
     """LP-OV with binary δ: the **concurrent-open-shop (COS) relaxation**, NOT an exact coflow
     model (theory §1.3, §5.2, §7.3).

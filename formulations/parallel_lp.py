@@ -50,7 +50,6 @@ largest violation left.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -218,7 +217,6 @@ def solve_parallel_lp(
     tol: float = 1e-6,
     max_rounds: int = 500,
     purge: bool = True,
-    **_: Any,
 ) -> Solution:
     """The parallel-inequality LP (module docstring; theory §3.2) by cutting planes.
 

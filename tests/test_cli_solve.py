@@ -399,3 +399,11 @@ def test_bad_params_are_one_line(capsys, register, i3_file):
     ):
         code, _, err = run(capsys, "solve", str(i3_file), "--method", "strict", "--param", param)
         assert code == 1 and needle in one_error_line(err), (param, err)
+
+
+@pytest.mark.parametrize("method", ["lp-ov", "interval-lp", "parallel-lp", "exact-fluid"])
+def test_registered_methods_reject_a_misspelt_param(capsys, i3_file, method):
+    """Tests that a registered method refuses a parameter it does not take (a typo is not
+    silently ignored)."""
+    code, _, err = run(capsys, "solve", str(i3_file), "--method", method, "--param", "bogus=1")
+    assert code == 1 and "has no parameter 'bogus'" in one_error_line(err)
