@@ -55,7 +55,7 @@ REFERENCE: dict[str, tuple[float, str] | None] = {
     "fifo": (43473352.0, "defe6b98015ad4aacf66d5a7ec584d5d99828164cbdd1bd4f983c90851495267"),
     "scf": (15578368.0, "6a1b2ba392349a9db07f110feaff251c4ac4d3ec410afe4d150b00069dad11a1"),
     "ncf": None,
-    "tcf": None,
+    "tcf": (16123600.0, "ed256db663f36e78b2cd754e0f3a14dfc30b1982f17f971c6cecdfc53172ae50"),
     "varys": (15005968.0, "47eaa0479ad6412296878432502019f6a7c2e46754862cced96a842705cf51f8"),
     "aalo": (24247392.0, "bd43760a932b20602c28dff6e0d5c5722e6e5d80b28de1d8d0f2aac3532a86f6"),
     "varys-deadline": (
@@ -66,9 +66,8 @@ REFERENCE: dict[str, tuple[float, str] | None] = {
 
 ALL = list(POLICIES)
 
-# Known disagreements with CoflowSim's reference output, not yet explained (see the report of
-# the CoflowSim time model): under SEBF, coflows 163, 299, 406 and 487 (the widest, 145 x 117
-# and more, last in SEBF order) finish +80, -1072, +6784 and +8 ms off; all 522 others match.
+# Known disagreements with CoflowSim's reference output, as policy -> reason; each becomes a
+# strict xfail, so a fix shows up as a failure to update this table. None at present.
 KNOWN_MISMATCH: dict[str, str] = {}
 FINGERPRINTED = [
     pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISMATCH[p]))
