@@ -106,7 +106,13 @@ class ObservedState:
     coflow_arrival
         ``(n,)`` arrival time of each coflow (``inf`` if it has not arrived).
     arrived, completed
-        Flow indices that arrived / completed at this event.
+        Flow indices that arrived / completed since the policy was last asked (at this event,
+        unless the fabric went idle in between: the policy is not asked while nothing is
+        active).
+    completed_at
+        When each flow of ``completed`` completed (an observed event, so non-clairvoyant
+        policies may read it): a policy that integrates its own rates needs it to stop a flow
+        that finished before an idle gap.
     completed_coflows
         Coflow indices that completed at this event.
     woken
@@ -123,6 +129,7 @@ class ObservedState:
         "arrived",
         "coflow_arrival",
         "completed",
+        "completed_at",
         "completed_coflows",
         "time",
         "woken",
@@ -143,6 +150,7 @@ class ObservedState:
         completed: IntArray,
         completed_coflows: IntArray,
         woken: bool,
+        completed_at: FloatArray | None = None,
     ) -> None:
         # the per-flow columns this kind of state may read; sizes only when clairvoyant
         self._columns = {
@@ -160,6 +168,9 @@ class ObservedState:
         self.arrived = arrived
         self.completed = completed
         self.completed_coflows = completed_coflows
+        self.completed_at = (
+            np.full(len(completed), float(time)) if completed_at is None else completed_at
+        )
         self.woken = woken
         self._rate = rate
         self._sent_of = sent_of  # (flows, time) -> bytes sent, computed by the simulator

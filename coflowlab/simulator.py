@@ -316,6 +316,7 @@ def simulate(
             events += 1
             if max_events is not None and events > max_events:
                 raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
+            completed = _cat(completed_since)
             state = state_class(
                 inst,
                 clairvoyant,
@@ -326,7 +327,8 @@ def simulate(
                 coflow_sent_done=coflow_sent_done,
                 coflow_arrival=coflow_arrival,
                 arrived=_cat(arrived_since),
-                completed=_cat(completed_since),
+                completed=completed,
+                completed_at=flow_done_at[completed],
                 completed_coflows=_cat(completed_coflows_since),
                 woken=woken,
             )

@@ -2,8 +2,9 @@
 
 Every policy is registered by name in :data:`POLICIES` (:mod:`.registry`); build one with
 :func:`make_policy`. Modules: :mod:`.fair` (per-flow fairness), :mod:`.baselines` (per-flow
-priority, Baraat's FIFO-LM), :mod:`.varys` (Varys and its orderings, deadline mode),
-:mod:`.aalo` (Aalo's D-CLAS), :mod:`.coflowsim` (the CoflowSim-compatible time model).
+priority), :mod:`.fifo_lm` (Baraat's FIFO-LM), :mod:`.varys` (Varys and its orderings,
+deadline mode), :mod:`.aalo` (Aalo's D-CLAS), :mod:`.coflowsim` (the CoflowSim-compatible
+time model).
 """
 
 from .fair import FairSharing as FairSharing

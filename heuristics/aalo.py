@@ -340,7 +340,9 @@ class _LocalBytes:
 
     Ports are numbered ``0..m-1`` (ingress) and ``m..2m-1`` (egress). The counts are
     integrated from the policy's own rates between events (rates are constant in between), so
-    they include flows that have finished; no size is read.
+    they include flows that have finished; no size is read. A flow that completed before the
+    current event (the fabric went idle, and the policy is not asked then) stops counting at
+    its observed completion time.
     """
 
     def __init__(self, view: InstanceView) -> None:
@@ -356,23 +358,30 @@ class _LocalBytes:
         self.bytes = np.zeros(len(keys))
         self._scratch = np.zeros(len(keys))
         self._time = 0.0
+        self._stop = np.full(nf, np.inf)  # observed completion time of each flow
+        self._flows: IntArray = np.zeros(0, dtype=np.int64)
         self._pin: IntArray = np.zeros(0, dtype=np.int64)
         self._pout: IntArray = np.zeros(0, dtype=np.int64)
         self._rate: FloatArray = np.zeros(0)
 
-    def advance(self, t: float, flows: IntArray) -> tuple[IntArray, IntArray]:
-        """Adds the bytes sent since the last call; returns the pairs of ``flows``."""
+    def advance(self, t: float, state: ObservedState) -> tuple[IntArray, IntArray]:
+        """Adds the bytes sent since the last call; returns the pairs of the active flows."""
+        done = np.asarray(state.completed, dtype=np.int64)
+        self._stop[done] = state.completed_at
         dt = t - self._time
         if dt > 0 and len(self._rate):
-            moved = self._rate * dt
+            moved = self._rate * (np.minimum(t, self._stop[self._flows]) - self._time)
             np.add.at(self.bytes, self._pin, moved)
             np.add.at(self.bytes, self._pout, moved)
         self._time = t
+        flows = np.asarray(state.flows)
         return self.pair_in[flows], self.pair_out[flows]
 
-    def set_rates(self, pin: IntArray, pout: IntArray, rates: FloatArray) -> None:
-        """Remembers the rates in force from now on."""
-        self._pin, self._pout, self._rate = pin, pout, np.array(rates, dtype=float)
+    def set_rates(self, flows: IntArray, rates: FloatArray) -> None:
+        """Remembers the rates of ``flows`` in force from now on."""
+        self._flows = np.asarray(flows, dtype=np.int64)
+        self._pin, self._pout = self.pair_in[self._flows], self.pair_out[self._flows]
+        self._rate = np.array(rates, dtype=float)
 
     def pair_rates(
         self, pin: IntArray, pout: IntArray, rates: FloatArray
@@ -819,7 +828,7 @@ class Aalo:
         assert local is not None
         flows = np.asarray(state.flows)
         coflow = np.asarray(state.coflow)
-        pin, pout = local.advance(t, flows)
+        pin, pout = local.advance(t, state)
         bounds = self.bounds
         pq = self.pair_queue
         if self.num_queues > 1:
@@ -848,7 +857,7 @@ class Aalo:
             self.queue_weights,
             self.strict,
         )
-        local.set_rates(pin, pout, rates)
+        local.set_rates(flows, rates)
         if self.num_queues == 1:
             return Decision(rates)
         rin, rout = local.pair_rates(pin, pout, rates)

@@ -1,28 +1,23 @@
-"""Per-flow baselines: per-flow priority and Baraat's FIFO-LM (fair sharing is in
-:mod:`coflowlab.heuristics.fair`).
+"""Per-flow priority (``pfp``), a per-flow baseline: smallest remaining flow first with strict
+priority (pFabric/PDQ-like; thesis L754, L1137). Clairvoyant.
 
-- :class:`PerFlowPriority` (``pfp``): per-flow prioritisation, smallest remaining flow first
-  with strict priority (pFabric/PDQ-like; thesis L754, L1137). Clairvoyant.
-- :class:`FifoLM` (``fifo-lm``): Baraat's FIFO with limited multiplexing, decentralised, as
-  the thesis simulates it (L1702, L2083; ``specs/aalo-hug-thesis-ch6-8.md`` §1.12).
-  Non-clairvoyant.
+The other per-flow baselines: fair sharing in :mod:`coflowlab.heuristics.fair`, Baraat's
+FIFO-LM in :mod:`coflowlab.heuristics.fifo_lm`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from coflowlab.instance import Instance
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
-from .aalo import CROSS_TOL, _first_crossing, _LocalBytes, dclas_allocation
 from .pfp_kernels import kernels as pfp_kernels
 
-__all__ = ["FifoLM", "PerFlowPriority"]
+__all__ = ["PerFlowPriority"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -64,9 +59,10 @@ class PerFlowPriority:
     saturated port), so only their adjacent pairs are watched.
 
     The ranking is kept between events rather than re-sorted: a flow's key changes only while
-    it sends, and at most one flow per port sends, so the flows at rate 0 stay sorted and only
-    the sending ones are re-ranked; the greedy walks the merge and stops once every ingress or
-    every egress is saturated (:mod:`coflowlab.heuristics.pfp_kernels`). The policy mirrors the
+    it sends, so the flows at rate 0 stay sorted and only the sending ones are re-ranked; the
+    greedy walks the merge and stops once every ingress or every egress is saturated. With
+    equal port capacities the greedy is a matching in rank order, repaired only at the ports
+    an event changes (:mod:`coflowlab.heuristics.pfp_kernels`). The policy mirrors the
     simulator's bookkeeping of bytes sent and returns only the rates that change
     (``Decision.update``), so the schedule is the one a full re-sort at every event gives, bit
     for bit.
@@ -87,6 +83,7 @@ class PerFlowPriority:
 
     name: ClassVar[str] = "pfp"
     clairvoyant: ClassVar[bool] = True
+    _use_matching: ClassVar[bool] = True  # the equal-capacity kernel (False: the general walk)
 
     def __init__(self, *, tie_break: TieBreak = "fifo", exact: bool = True) -> None:
         if tie_break not in ("fifo", "lifo", "smaller_coflow"):
@@ -123,6 +120,12 @@ class PerFlowPriority:
         self._rate = np.zeros(nf)  # mirrors the simulator's bookkeeping (flow_state)
         self._base_sent = np.zeros(nf)
         self._base_t = np.zeros(nf)
+        caps = np.concatenate((self.cap_in, self.cap_out))
+        self._matching = bool(len(caps) and caps[0] > 0 and (caps == caps[0]).all())
+        if self._matching and self._use_matching:
+            self._reset_matching(nf)
+            return
+        self._matching = False
         self._gen = np.zeros(nf, dtype=np.int64)
         self._spos = np.full(nf, -1, dtype=np.int64)
         self._st = np.zeros(4, dtype=np.int64)  # |S|, |B|, dead entries of S, |D|
@@ -141,6 +144,33 @@ class PerFlowPriority:
         self._xnew = np.zeros(nf)  # scratch: this event's new rates, by flow
         self._step = pfp_kernels()["step"]
 
+    def _reset_matching(self, nf: int) -> None:
+        # the pair lists (flows of one ingress-egress pair, a fixed slice of parr each) and
+        # the pairs of each port (CSR), for pfp_kernels.match_step
+        m_in, m_out = len(self.cap_in), len(self.cap_out)
+        pair_code = self._src * m_out + self._dst
+        codes, pair_of = np.unique(pair_code, return_inverse=True)
+        self._pair_of = np.ascontiguousarray(pair_of, dtype=np.int64)
+        self._poff = np.zeros(len(codes), dtype=np.int64)
+        np.cumsum(np.bincount(self._pair_of, minlength=len(codes))[:-1], out=self._poff[1:])
+        self._pcnt = np.zeros(len(codes), dtype=np.int64)
+        self._parr = np.zeros(nf, dtype=np.int64)
+        pair_src, pair_dst = codes // m_out, codes % m_out
+        # pairs by port: ingress p, then egress m_in + p (codes are sorted by ingress)
+        by_out = np.argsort(pair_dst, kind="stable")
+        self._plist = np.concatenate((np.arange(len(codes)), by_out)).astype(np.int64)
+        self._ptr = np.concatenate(
+            (
+                np.searchsorted(pair_src, np.arange(m_in)),
+                len(codes) + np.searchsorted(pair_dst[by_out], np.arange(m_out + 1)),
+            )
+        ).astype(np.int64)
+        self._hold = np.full(m_in + m_out, -1, dtype=np.int64)
+        self._pred = np.full(m_in + m_out, -1, dtype=np.int64)
+        self._dirty = np.zeros(m_in + m_out, dtype=np.bool_)
+        self._mark = np.zeros(nf, dtype=np.bool_)
+        self._match_step = pfp_kernels()["match_step"]
+
     def decide(self, state: ObservedState) -> Decision:
         """Strict-priority rates by remaining bytes; a wake-up at the next overtaking."""
         if not isinstance(state, ClairvoyantState):
@@ -153,178 +183,76 @@ class PerFlowPriority:
             at = np.searchsorted(state.flows, arrived)
             release = np.asarray(state.arrival)[at]
             self._tb2[arrived] = -release if self.tie_break == "lifo" else release
-        flows, rates, soonest = self._step(
-            t,
-            1e-9 * max(1.0, abs(t)),
-            arrived,
-            completed,
-            self.exact,
-            self._bmax,
-            self._src,
-            self._dst,
-            self._size,
-            self._tb1,
-            self._tb2,
-            self._tb3,
-            self.cap_in,
-            self.cap_out,
-            self._status,
-            self._key,
-            self._rem,
-            self._rate,
-            self._base_sent,
-            self._base_t,
-            self._gen,
-            self._spos,
-            self._st,
-            self._sflow,
-            self._skey,
-            self._salive,
-            self._ssrc,
-            self._sdst,
-            self._bflow,
-            self._bkey,
-            self._bgen,
-            self._dyn,
-            self._cnt_in,
-            self._cnt_out,
-            self._xnew,
-        )
+        if self._matching:
+            flows, rates, soonest = self._match_step(
+                t,
+                1e-9 * max(1.0, abs(t)),
+                arrived,
+                completed,
+                self.exact,
+                float(self.cap_in[0]),
+                len(self.cap_in),
+                self._src,
+                self._dst,
+                self._size,
+                self._tb1,
+                self._tb2,
+                self._tb3,
+                self._status,
+                self._key,
+                self._rem,
+                self._rate,
+                self._base_sent,
+                self._base_t,
+                self._pair_of,
+                self._poff,
+                self._pcnt,
+                self._parr,
+                self._ptr,
+                self._plist,
+                self._hold,
+                self._pred,
+                self._dirty,
+                self._mark,
+            )
+        else:
+            flows, rates, soonest = self._step(
+                t,
+                1e-9 * max(1.0, abs(t)),
+                arrived,
+                completed,
+                self.exact,
+                self._bmax,
+                self._src,
+                self._dst,
+                self._size,
+                self._tb1,
+                self._tb2,
+                self._tb3,
+                self.cap_in,
+                self.cap_out,
+                self._status,
+                self._key,
+                self._rem,
+                self._rate,
+                self._base_sent,
+                self._base_t,
+                self._gen,
+                self._spos,
+                self._st,
+                self._sflow,
+                self._skey,
+                self._salive,
+                self._ssrc,
+                self._sdst,
+                self._bflow,
+                self._bkey,
+                self._bgen,
+                self._dyn,
+                self._cnt_in,
+                self._cnt_out,
+                self._xnew,
+            )
         if not self.exact or math.isinf(soonest):
             return Decision(update=(flows, rates))
         return Decision(update=(flows, rates), wakeup=t + max(soonest, 1e-9 * max(1.0, abs(t))))
-
-
-# ---------------------------------------------------------------------------------- FIFO-LM
-class FifoLM:
-    """Baraat's FIFO with limited multiplexing (``fifo-lm``), decentralised; non-clairvoyant.
-
-    Coflows are served in arrival order (ties by index), but at every port a coflow that has
-    sent ``threshold`` bytes or more *through that port* is **heavy**, and a heavy coflow no
-    longer blocks the ones behind it: each port serves the FIFO prefix of its coflows up to
-    and including the first light one, and these share the port by per-flow max-min fairness
-    ("fair-shares among heavy coflows", thesis L2083; "dynamically changing the level of
-    multiplexing", Yosemite's summary of Baraat, Y:L41). A flow is in this multiplexed class
-    when its coflow is served at both of its ports; every other flow gets, coflow by coflow in
-    FIFO order, max-min fair rates from what is left (strict priority, work conserving).
-
-    Parameters
-    ----------
-    threshold
-        Bytes a coflow must send through a port to be heavy there, in the instance's size unit.
-        The default, 1000, is about the 80th percentile of coflow size in the Facebook trace
-        (1,160 MB), the thesis's best setting (L2083); :meth:`calibrated` sets it from an
-        instance. ``inf`` gives per-port FIFO, ``0`` per-flow fair sharing.
-    local
-        Count the bytes per port (decentralised, Baraat's switches; default) or per coflow over
-        the whole fabric (``False``).
-
-    Notes
-    -----
-    Only the thesis's description survives in the specs (``aalo-hug-thesis-ch6-8.md`` §1.12,
-    A17, A18; ``varys-thesis-ch1-5.md`` §3.6): FIFO, decentralised, fair sharing among heavy
-    coflows, threshold at a percentile of coflow size. That the heavy coflows and the first
-    light one share per flow, and that everything else is FIFO with work conservation, is this
-    implementation's reading. A port learns of a crossing at once (wake-up at the exact time).
-
-    Examples
-    --------
-    One link: coflow 0 (20 units) blocks coflow 1 until it has sent 5, then they share.
-
-    >>> from coflowlab import Coflow, Instance, simulate
-    >>> inst = Instance.from_coflows([Coflow([(0, 0, 20.0)]), Coflow([(0, 0, 4.0)])], 1)
-    >>> simulate(inst, FifoLM(threshold=5.0)).coflow_completion.tolist()
-    [24.0, 13.0]
-    """
-
-    name: ClassVar[str] = "fifo-lm"
-    clairvoyant: ClassVar[bool] = False
-
-    def __init__(self, *, threshold: float = 1000.0, local: bool = True) -> None:
-        if math.isnan(threshold) or threshold < 0:
-            raise ValueError(f"threshold must be >= 0, got {threshold!r}")
-        self.threshold = float(threshold)
-        self.local = bool(local)
-
-    @classmethod
-    def calibrated(cls, instance: Instance, percentile: float = 80.0, **kwargs: Any) -> FifoLM:
-        """A FIFO-LM whose threshold is a percentile of the instance's coflow sizes.
-
-        This is how the thesis set it (offline, from the size distribution; L2083); the
-        policy itself stays non-clairvoyant.
-
-        Examples
-        --------
-        >>> from coflowlab.instances.examples import fig_5_1
-        >>> FifoLM.calibrated(fig_5_1(), 50).threshold
-        5.5
-        """
-        return cls(threshold=float(np.percentile(instance.total_size, percentile)), **kwargs)
-
-    def reset(self, view: InstanceView) -> None:
-        """Prepares for a new simulation of the instance ``view`` describes."""
-        self.cap_in = np.asarray(view.cap_in, dtype=float)
-        self.cap_out = np.asarray(view.cap_out, dtype=float)
-        self.m = view.num_ports
-        self.n = view.num_coflows
-        self._bytes = _LocalBytes(view) if self.local else None
-
-    def _heavy_bound(self) -> float:
-        return self.threshold * (1 - CROSS_TOL)
-
-    def decide(self, state: ObservedState) -> Decision:
-        """Multiplexed heavy coflows plus the first light one per port; FIFO for the rest."""
-        t = float(state.time)
-        coflow = np.asarray(state.coflow)
-        src = np.ascontiguousarray(state.src, dtype=np.int64)
-        dst = np.ascontiguousarray(state.dst, dtype=np.int64)
-        n, m = self.n, self.m
-        bound = self._heavy_bound()
-        local = self._bytes
-        if local is not None:
-            pin, pout = local.advance(t, np.asarray(state.flows))
-            heavy_in = local.bytes[pin] >= bound
-            heavy_out = local.bytes[pout] >= bound
-        else:
-            sent = np.asarray(state.coflow_sent)
-            heavy_in = heavy_out = sent[coflow] >= bound
-        active = np.flatnonzero(np.bincount(coflow, minlength=n))
-        arrival = np.asarray(state.coflow_arrival)
-        order = active[np.lexsort((active, arrival[active]))]
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        r = rank[coflow]
-        served = np.ones(len(coflow), dtype=bool)
-        for port, heavy in ((src, heavy_in), (dst, heavy_out)):
-            first_light = np.full(m, len(order), dtype=np.int64)
-            np.minimum.at(first_light, port[~heavy], r[~heavy])
-            served &= r <= first_light[port]
-        group = np.where(served, 0, r + 1)
-        rates = dclas_allocation(src, dst, group, self.cap_in, self.cap_out)
-        if math.isinf(self.threshold):
-            return Decision(rates)
-        if local is not None:
-            local.set_rates(pin, pout, rates)
-            rin, rout = local.pair_rates(pin, pout, rates)
-            light_in, light_out = ~heavy_in, ~heavy_out
-            soonest = min(
-                _first_crossing(
-                    t,
-                    local.bytes[pin][light_in],
-                    rin[light_in],
-                    np.full(int(light_in.sum()), self.threshold),
-                ),
-                _first_crossing(
-                    t,
-                    local.bytes[pout][light_out],
-                    rout[light_out],
-                    np.full(int(light_out.sum()), self.threshold),
-                ),
-            )
-        else:
-            rate_c = np.bincount(coflow, weights=rates, minlength=n).astype(float)[active]
-            light = sent[active] < bound
-            soonest = _first_crossing(
-                t, sent[active][light], rate_c[light], np.full(int(light.sum()), self.threshold)
-            )
-        return Decision(rates, wakeup=None if math.isinf(soonest) else soonest)

@@ -21,6 +21,76 @@ def kernels() -> dict[str, Any]:
     """Compiles the numba kernels on first use (cached on disk between runs)."""
     from numba import njit
 
+    @njit(cache=True, inline="always")
+    def progressive_fill(
+        idx,
+        lo,
+        hi,
+        fixed,
+        pa,
+        pb,
+        plist,
+        nports,
+        pcnt,
+        pstart,
+        pfill,
+        members,
+        rcap,
+        level,
+        used,
+        rate,
+        left,
+    ):  # pragma: no cover - numba
+        # Max-min fair increments of the unfixed flows idx[lo:hi] within the port capacities
+        # rcap, the ports' counts, levels and offsets already set up: the one progressive
+        # filling both `allocate` and `fill_group` run (the same operations, so the same bits).
+        for t in range(lo, hi):
+            if fixed[t]:
+                continue
+            j = idx[t]
+            members[pfill[pa[j]]] = t
+            pfill[pa[j]] += 1
+            members[pfill[pb[j]]] = t
+            pfill[pb[j]] += 1
+        # progressive filling: the port with the lowest fair level fixes its flows.
+        # Levels are kept per port and exhausted ports move behind `live_ports`, so a
+        # step scans only the ports still in play.
+        live_ports = nports
+        while left > 0:
+            best = np.inf
+            bp = -1
+            i = 0
+            while i < live_ports:
+                p = plist[i]
+                if pcnt[p] == 0:
+                    live_ports -= 1
+                    plist[i] = plist[live_ports]
+                    plist[live_ports] = p
+                    continue
+                if level[p] < best:
+                    best = level[p]
+                    bp = p
+                i += 1
+            best = max(best, 0.0)
+            k = 0
+            for s in range(pstart[bp], pfill[bp]):
+                t = members[s]
+                if fixed[t]:
+                    continue
+                fixed[t] = True
+                k += 1
+                j = idx[t]
+                rate[j] += best
+                o = pb[j] if pa[j] == bp else pa[j]
+                rcap[o] -= best
+                used[o] += best
+                pcnt[o] -= 1
+                if pcnt[o] > 0:
+                    level[o] = rcap[o] / pcnt[o]
+            left -= k
+            used[bp] += best * k
+            pcnt[bp] = 0
+
     @njit(cache=True)
     def allocate(
         gstart, gsize, live, pa, pb, ka, kb, cap, weight, strict, max_rounds, rate
@@ -149,52 +219,25 @@ def kernels() -> dict[str, Any]:
                     rcap[p] = ent[pool[p]]
                     level[p] = rcap[p] / pcnt[p]
                     used[p] = 0.0
-                for t in range(lo, hi):
-                    if fixed[t]:
-                        continue
-                    j = act[t]
-                    members[pfill[pa[j]]] = t
-                    pfill[pa[j]] += 1
-                    members[pfill[pb[j]]] = t
-                    pfill[pb[j]] += 1
-                # progressive filling: the port with the lowest fair level fixes its flows.
-                # Levels are kept per port and exhausted ports move behind `live_ports`, so a
-                # step scans only the ports still in play.
-                live_ports = nports
-                while left > 0:
-                    best = np.inf
-                    bp = -1
-                    i = 0
-                    while i < live_ports:
-                        p = plist[i]
-                        if pcnt[p] == 0:
-                            live_ports -= 1
-                            plist[i] = plist[live_ports]
-                            plist[live_ports] = p
-                            continue
-                        if level[p] < best:
-                            best = level[p]
-                            bp = p
-                        i += 1
-                    best = max(best, 0.0)
-                    k = 0
-                    for s in range(pstart[bp], pfill[bp]):
-                        t = members[s]
-                        if fixed[t]:
-                            continue
-                        fixed[t] = True
-                        k += 1
-                        j = act[t]
-                        rate[j] += best
-                        o = pb[j] if pa[j] == bp else pa[j]
-                        rcap[o] -= best
-                        used[o] += best
-                        pcnt[o] -= 1
-                        if pcnt[o] > 0:
-                            level[o] = rcap[o] / pcnt[o]
-                    left -= k
-                    used[bp] += best * k
-                    pcnt[bp] = 0
+                progressive_fill(
+                    act,
+                    lo,
+                    hi,
+                    fixed,
+                    pa,
+                    pb,
+                    plist,
+                    nports,
+                    pcnt,
+                    pstart,
+                    pfill,
+                    members,
+                    rcap,
+                    level,
+                    used,
+                    rate,
+                    left,
+                )
                 # what the group took, per port (its flows at a port share one pool)
                 for i in range(nports):
                     p = plist[i]
@@ -563,6 +606,429 @@ def kernels() -> dict[str, Any]:
         return flows[:n], rates[:n], group_rate
 
     @njit(cache=True)
+    def fill_group(
+        mem, k, pa, pb, res, out, pcnt, pstart, pfill, rcap, level, used, plist, members, fixed
+    ):  # pragma: no cover - numba
+        # One group of `allocate`'s first round with a single queue (where every entitlement
+        # equals the port's residual): max-min fair rates for flows mem[:k] (in that order)
+        # within `res`, written to out[flow]; subtracts what they use from `res`. The
+        # arithmetic is `allocate`'s group step, operation for operation, so that FIFO-LM's
+        # incremental allocation gives the same bits as the allocation from scratch.
+        nports = 0
+        left = 0
+        for t in range(k):
+            j = mem[t]
+            out[j] = 0.0
+            if res[pa[j]] <= 0.0 or res[pb[j]] <= 0.0:
+                fixed[t] = True
+                continue
+            fixed[t] = False
+            left += 1
+            a = pa[j]
+            b = pb[j]
+            if pcnt[a] == 0:
+                plist[nports] = a
+                nports += 1
+            pcnt[a] += 1
+            if pcnt[b] == 0:
+                plist[nports] = b
+                nports += 1
+            pcnt[b] += 1
+        if left == 0:
+            return
+        run = 0
+        for i in range(nports):
+            p = plist[i]
+            pstart[p] = run
+            pfill[p] = run
+            run += pcnt[p]
+            rcap[p] = res[p]
+            level[p] = rcap[p] / pcnt[p]
+            used[p] = 0.0
+        progressive_fill(
+            mem,
+            0,
+            k,
+            fixed,
+            pa,
+            pb,
+            plist,
+            nports,
+            pcnt,
+            pstart,
+            pfill,
+            members,
+            rcap,
+            level,
+            used,
+            out,
+            left,
+        )
+        for i in range(nports):
+            p = plist[i]
+            x = used[p]
+            if x > 0.0:
+                res[p] -= x
+
+    @njit(cache=True)
+    def fifo_update(
+        arrived,
+        completed,
+        coflow,
+        pin,
+        pout,
+        pa,
+        pb,
+        alive,
+        served,
+        pair_alive,
+        pair_unserved,
+        port_served,
+        c_alive,
+        c_unserved,
+        dirty,
+    ):  # pragma: no cover - numba
+        # FIFO-LM: applies arrivals (unserved until fifo_step looks at them) and completions
+        # to the counts; marks the groups that lost or gained flows (dirty[n] is group 0).
+        # Returns whether the set of active coflows changed.
+        n = c_alive.shape[0]
+        changed = False
+        for f in completed:
+            c = coflow[f]
+            alive[f] = False
+            pair_alive[pin[f]] -= 1
+            pair_alive[pout[f]] -= 1
+            c_alive[c] -= 1
+            changed |= c_alive[c] == 0
+            if served[f]:
+                served[f] = False
+                port_served[pa[f]] -= 1
+                port_served[pb[f]] -= 1
+                dirty[n] = True
+            else:
+                pair_unserved[pin[f]] -= 1
+                pair_unserved[pout[f]] -= 1
+                c_unserved[c] -= 1
+                dirty[c] = True
+        for f in arrived:
+            c = coflow[f]
+            alive[f] = True
+            served[f] = False
+            pair_alive[pin[f]] += 1
+            pair_alive[pout[f]] += 1
+            changed |= c_alive[c] == 0
+            c_alive[c] += 1
+            pair_unserved[pin[f]] += 1
+            pair_unserved[pout[f]] += 1
+            c_unserved[c] += 1
+            dirty[c] = True
+        return changed
+
+    @njit(cache=True)
+    def fifo_advance(t, t_last, pos, npos, rate, pin, pout, sent, stop):  # pragma: no cover
+        # bytes each (coflow, port) pair sent since the last decision, flow by flow in index
+        # order (the order of the allocation from scratch's np.add.at: same sums, same bits);
+        # a flow that completed before t (idle fabric) stops at its completion time stop[f]
+        dt = t - t_last
+        if dt > 0 and npos > 0:
+            for q in range(npos):
+                f = pos[q]
+                x = rate[f] * (min(t, stop[f]) - t_last)
+                sent[pin[f]] += x
+                sent[pout[f]] += x
+
+    @njit(cache=True)
+    def regroup(
+        f,
+        n,
+        coflow,
+        pin,
+        pout,
+        pa,
+        pb,
+        served,
+        served_at,
+        pair_unserved,
+        port_served,
+        c_unserved,
+        dirty,
+    ):  # pragma: no cover - numba
+        # FIFO-LM: moves flow f into group 0 (both its pairs served) or out of it
+        s = served_at[pin[f]] and served_at[pout[f]]
+        if s == served[f]:
+            return
+        c = coflow[f]
+        d = 1 if s else -1
+        served[f] = s
+        port_served[pa[f]] += d
+        port_served[pb[f]] += d
+        pair_unserved[pin[f]] -= d
+        pair_unserved[pout[f]] -= d
+        c_unserved[c] -= d
+        dirty[c] = True
+        dirty[n] = True
+
+    @njit(cache=True)
+    def fifo_step(
+        order,
+        arrived,
+        full,
+        bound,
+        threshold,
+        track,
+        t,
+        coflow,
+        pin,
+        pout,
+        pa,
+        pb,
+        c_ptr,
+        c_flows,
+        cp_ptr,
+        pair_port,
+        pf_ptr,
+        pf_flows,
+        alive,
+        served,
+        pair_alive,
+        pair_unserved,
+        port_served,
+        c_alive,
+        c_unserved,
+        dirty,
+        served_at,
+        sent,
+        rate,
+        before_pair,
+        after_pair,
+        before0,
+        after0,
+        new,
+        rank,
+        pr,
+        cap,
+        eps,
+        pos,
+        npos,
+    ):  # pragma: no cover - numba
+        # FIFO-LM's decision (see FifoLM): groups from the heavy/light pairs, then the
+        # allocation group by group, reusing a group's rates when neither its flows nor the
+        # residual capacity at its ports changed. Returns the flows whose rate changed, their
+        # rates, the new list of flows with a positive rate (index order), the next crossing
+        # (inf: none), and whether some flow could still grow (the allocation from scratch
+        # would then run more rounds, which the caller does).
+        n = c_alive.shape[0]
+        np2 = cap.shape[0]
+        ng = order.shape[0]
+        for g in range(ng):
+            rank[order[g]] = g
+        # the first light coflow at each port, in FIFO order (-1: none)
+        first = np.full(np2, -1, dtype=np.int64)
+        for g in range(ng):
+            c = order[g]
+            for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                p = pair_port[q]
+                if pair_alive[q] > 0 and first[p] < 0 and not sent[q] >= bound:
+                    first[p] = c
+        # a pair is served when its coflow is at or before the first light one there; a flow
+        # is in the multiplexed class (group 0) when both its pairs are served
+        moved = np.zeros(0, dtype=np.int64)
+        nmov = 0
+        for g in range(ng):
+            c = order[g]
+            for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                fl = first[pair_port[q]]
+                s = fl < 0 or g <= rank[fl]
+                if s != served_at[q]:
+                    served_at[q] = s
+                    if pair_alive[q] > 0:
+                        if nmov == moved.shape[0]:
+                            grown = np.empty(2 * nmov + 16, dtype=np.int64)
+                            grown[:nmov] = moved[:nmov]
+                            moved = grown
+                        moved[nmov] = q
+                        nmov += 1
+        for i in range(nmov):
+            q = moved[i]
+            for w in range(pf_ptr[q], pf_ptr[q + 1]):
+                f = pf_flows[w]
+                if alive[f]:
+                    regroup(f, n, coflow, pin, pout, pa, pb, served, served_at, pair_unserved,
+                            port_served, c_unserved, dirty)  # fmt: skip
+        for f in arrived:
+            regroup(f, n, coflow, pin, pout, pa, pb, served, served_at, pair_unserved,
+                    port_served, c_unserved, dirty)  # fmt: skip
+        # allocation: group 0, then each coflow's other flows in FIFO order
+        res = cap.copy()
+        mem = np.empty(64, dtype=np.int64)
+        out_f = np.empty(64, dtype=np.int64)
+        out_r = np.empty(64)
+        nout = 0
+        pcnt = np.zeros(np2, dtype=np.int64)
+        pstart = np.zeros(np2, dtype=np.int64)
+        pfill = np.zeros(np2, dtype=np.int64)
+        rcap = np.zeros(np2)
+        level = np.zeros(np2)
+        used = np.zeros(np2)
+        plist = np.empty(np2, dtype=np.int64)
+        for g in range(-1, ng):
+            c = n if g < 0 else order[g]
+            if g < 0:
+                # group 0 always starts from the full capacities
+                if not (dirty[n] or full):
+                    for p in range(np2):
+                        if port_served[p] > 0:
+                            res[p] = after0[p]
+                    continue
+                k = 0
+                for cc in range(n):
+                    if c_alive[cc] - c_unserved[cc] == 0:
+                        continue
+                    for w in range(c_ptr[cc], c_ptr[cc + 1]):
+                        f = c_flows[w]
+                        if alive[f] and served[f]:
+                            if k == mem.shape[0]:
+                                grown = np.empty(2 * k, dtype=np.int64)
+                                grown[:k] = mem[:k]
+                                mem = grown
+                            mem[k] = f
+                            k += 1
+                if k == 0:
+                    continue
+                mem[:k] = np.sort(mem[:k])  # flow index order, as the allocation from scratch
+            else:
+                if c_unserved[c] == 0:
+                    continue
+                same = not (dirty[c] or full)
+                if same:
+                    for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                        if pair_unserved[q] > 0 and res[pair_port[q]] != before_pair[q]:
+                            same = False
+                            break
+                if same:
+                    for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                        if pair_unserved[q] > 0:
+                            res[pair_port[q]] = after_pair[q]
+                    continue
+                for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                    if pair_unserved[q] > 0:
+                        before_pair[q] = res[pair_port[q]]
+                k = 0
+                for w in range(c_ptr[c], c_ptr[c + 1]):
+                    f = c_flows[w]
+                    if alive[f] and not served[f]:
+                        if k == mem.shape[0]:
+                            grown = np.empty(2 * k, dtype=np.int64)
+                            grown[:k] = mem[:k]
+                            mem = grown
+                        mem[k] = f
+                        k += 1
+            dirty[c] = False
+            members = np.empty(2 * k, dtype=np.int64)
+            fixed = np.empty(k, dtype=np.bool_)
+            fill_group(
+                mem,
+                k,
+                pa,
+                pb,
+                res,
+                new,
+                pcnt,
+                pstart,
+                pfill,
+                rcap,
+                level,
+                used,
+                plist,
+                members,
+                fixed,
+            )
+            if g < 0:
+                for p in range(np2):
+                    if port_served[p] > 0:
+                        after0[p] = res[p]
+            else:
+                for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                    if pair_unserved[q] > 0:
+                        after_pair[q] = res[pair_port[q]]
+            for t_ in range(k):
+                f = mem[t_]
+                x = new[f]
+                if x != rate[f]:
+                    if nout == out_f.shape[0]:
+                        gf = np.empty(2 * nout, dtype=np.int64)
+                        gr = np.empty(2 * nout)
+                        gf[:nout] = out_f[:nout]
+                        gr[:nout] = out_r[:nout]
+                        out_f = gf
+                        out_r = gr
+                    out_f[nout] = f
+                    out_r[nout] = x
+                    nout += 1
+        dirty[n] = False
+        # could a flow still grow (both ports above the saturation tolerance)?
+        more = False
+        for g in range(ng):
+            c = order[g]
+            for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                p = pair_port[q]
+                if more or pair_alive[q] == 0 or p >= np2 // 2 or not res[p] > eps[p]:
+                    continue
+                for w in range(pf_ptr[q], pf_ptr[q + 1]):
+                    f = pf_flows[w]
+                    if alive[f] and res[pb[f]] > eps[pb[f]]:
+                        more = True
+                        break
+        # the flows with a positive rate, in index order: the old ones still positive, merged
+        # with those that became positive
+        fresh = np.empty(nout, dtype=np.int64)
+        nfresh = 0
+        for i in range(nout):
+            f = out_f[i]
+            if out_r[i] > 0.0 and not rate[f] > 0.0:
+                fresh[nfresh] = f
+                nfresh += 1
+        for i in range(nout):
+            rate[out_f[i]] = out_r[i]
+        fresh = np.sort(fresh[:nfresh])
+        newpos = np.empty(npos + nfresh, dtype=np.int64)
+        a = 0
+        b = 0
+        k = 0
+        while a < npos or b < nfresh:
+            if b >= nfresh or (a < npos and pos[a] < fresh[b]):
+                f = pos[a]
+                a += 1
+                if not (alive[f] and rate[f] > 0.0):
+                    continue
+            else:
+                f = fresh[b]
+                b += 1
+            newpos[k] = f
+            k += 1
+        newpos = newpos[:k]
+        soonest = np.inf
+        if track:
+            # the earliest time a light pair's bytes sent reach the threshold
+            for q in range(k):
+                f = newpos[q]
+                pr[pin[f]] += rate[f]
+                pr[pout[f]] += rate[f]
+            need = np.inf
+            for q in range(k):
+                f = newpos[q]
+                for e in (pin[f], pout[f]):
+                    if pr[e] > 0 and not sent[e] >= bound:
+                        need = min(need, max(threshold - sent[e], 0.0) / pr[e])
+            for q in range(k):
+                f = newpos[q]
+                pr[pin[f]] = 0.0
+                pr[pout[f]] = 0.0
+            if need < np.inf:
+                soonest = t + need
+        return out_f[:nout], out_r[:nout], newpos, soonest, more
+
+    @njit(cache=True)
     def wakeups(now, sent, slack, rate, queue, his, delta, cross_tol):  # pragma: no cover
         # the wake-up (see Aalo._wakeup) for sent + slack and for sent - slack; inf = none.
         # Same arithmetic as _queue_of and _first_crossing; the wake-up is the first multiple
@@ -598,4 +1064,8 @@ def kernels() -> dict[str, Any]:
         "allocate_dense": allocate_dense,
         "collect": collect,
         "wakeups": wakeups,
+        "fill_group": fill_group,
+        "fifo_update": fifo_update,
+        "fifo_advance": fifo_advance,
+        "fifo_step": fifo_step,
     }

@@ -13,6 +13,29 @@ flow would get rate 0). The walk also records, for each flow that gets a rate, t
 just ahead of it at each of its ports, which are the adjacent pairs the overtaking wake-up
 watches.
 
+When every port has the same capacity (the FB trace), ``match_step`` replaces that walk, which
+touches nearly every active flow at every event: each positive greedy rate is then the full
+capacity and saturates both ports, so the greedy is a matching built in rank order. Only the
+best-ranked flow of each ingress-egress pair (its head) can be served (a served flow leaves
+one of the pair's ports with nothing), so the flows are kept in per-pair sorted lists, and the
+matching (``hold``: the flow holding each port) is kept between events and repaired:
+
+- the sending flows only move up the ranking and the stopped ones down (their keys lose or
+  regain ``rate·τ``), which leaves the matching unchanged, so it changes only where a
+  completion frees two ports or an arrival becomes a pair's head;
+- the repair is a sweep in rank order over a heap of candidate heads: a head whose two ports
+  are not held by a better-ranked flow takes them, evicting their later holders, whose other
+  port is then free from that rank on; a free port's next candidate is found by scanning the
+  heads of its pairs (at most one per port at the other side), skipping those whose other
+  port is held ahead of them, and is passed on when that candidate turns out blocked.
+  Everything pushed ranks after what is being considered, so holders ranked ahead are final
+  and the result is the greedy's, exactly.
+
+The wake-up needs, for each holder, the flow ranked just ahead of it at each of its ports
+(``pred``; it gets rate 0): kept per port and recomputed from the pair lists only where the
+holder changed, the holder passed it, or it left; a new rate-0 flow is compared with it.
+Unequal capacities use the walk (partial rates do not form a matching).
+
 The policy mirrors the simulator's bookkeeping of bytes sent (``base_sent`` at ``base_t``,
 updated only when a rate changes, :mod:`coflowlab.flow_state`), so the remaining bytes, keys
 and rates are the same floating-point numbers a full re-sort at every event computes.
@@ -495,4 +518,418 @@ def kernels() -> dict[str, Any]:
         o = np.argsort(out_f[:nout])
         return out_f[:nout][o], out_r[:nout][o], soonest
 
-    return {"step": step, "sort_flows": sort_flows}
+    # ------------------------------------------------------------------ equal capacities
+    # Ports are numbered ingress 0..m_in-1, then egress m_in..m_in+m_out-1. The active flows
+    # of pair pr (one ingress, one egress) are parr[poff[pr] : poff[pr] + pcnt[pr]], latest
+    # rank first, so the pair's head (its best-ranked flow, the only one the greedy can
+    # serve) is the last entry; the pairs at port p are plist[ptr[p] : ptr[p + 1]].
+
+    @njit(cache=True, inline="always")
+    def ahead(a, b, key, tb1, tb2, tb3):  # pragma: no cover - numba
+        # flow a ranks before flow b
+        return before(key[a], a, key[b], b, tb1, tb2, tb3)
+
+    @njit(cache=True, inline="always")
+    def pair_head(pr, poff, pcnt, parr):  # pragma: no cover - numba
+        n = pcnt[pr]
+        if n == 0:
+            return -1
+        return parr[poff[pr] + n - 1]
+
+    @njit(cache=True)
+    def pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3):  # pragma: no cover
+        # inserts f into its pair's list; returns whether it is the new head
+        base = poff[pr]
+        n = pcnt[pr]
+        lo, hi = 0, n
+        while lo < hi:  # first entry ranked before f
+            mid = (lo + hi) // 2
+            if ahead(parr[base + mid], f, key, tb1, tb2, tb3):
+                hi = mid
+            else:
+                lo = mid + 1
+        for j in range(base + n, base + lo, -1):
+            parr[j] = parr[j - 1]
+        parr[base + lo] = f
+        pcnt[pr] = n + 1
+        return lo == n
+
+    @njit(cache=True)
+    def pair_remove(pr, f, poff, pcnt, parr):  # pragma: no cover - numba
+        # removes f (usually the head, so searched from the end)
+        base = poff[pr]
+        n = pcnt[pr]
+        j = base + n - 1
+        while parr[j] != f:
+            j -= 1
+        for r in range(j, base + n - 1):
+            parr[r] = parr[r + 1]
+        pcnt[pr] = n - 1
+
+    @njit(cache=True)
+    def scan(
+        p, frm, m_in, ptr, plist, poff, pcnt, parr, src, dst, hold, key, tb1, tb2, tb3
+    ):  # pragma: no cover - numba
+        # the best-ranked pair head at the free port p, ranked after frm (-1: anywhere), whose
+        # other port is not held by a flow ranked ahead of it; -1 if none. Heads whose other
+        # port is held ahead of them stay blocked whatever happens at p, so they are skipped
+        # here rather than one by one in the sweep.
+        best = -1
+        for k in range(ptr[p], ptr[p + 1]):
+            h = pair_head(plist[k], poff, pcnt, parr)
+            if h < 0:
+                continue
+            if best >= 0 and not ahead(h, best, key, tb1, tb2, tb3):
+                continue
+            if frm >= 0 and not ahead(frm, h, key, tb1, tb2, tb3):
+                continue
+            o = hold[m_in + dst[h]] if p < m_in else hold[src[h]]
+            if o >= 0 and o != h and ahead(o, h, key, tb1, tb2, tb3):
+                continue
+            best = h
+        return best
+
+    @njit(cache=True)
+    def pred_query(
+        p, b, ptr, plist, pair_of, poff, pcnt, parr, key, tb1, tb2, tb3
+    ):  # pragma: no cover - numba
+        # the flow ranked just before b among all active flows at port p: over the pairs at
+        # p, the latest-ranked flow ranked before b (b's own pair has none: b is its head)
+        best = -1
+        for k in range(ptr[p], ptr[p + 1]):
+            pr = plist[k]
+            n = pcnt[pr]
+            if n == 0 or pr == pair_of[b]:
+                continue
+            base = poff[pr]
+            if not ahead(parr[base + n - 1], b, key, tb1, tb2, tb3):
+                continue
+            lo, hi = 0, n - 1
+            while lo < hi:  # first entry ranked before b
+                mid = (lo + hi) // 2
+                if ahead(parr[base + mid], b, key, tb1, tb2, tb3):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            a = parr[base + lo]
+            if best < 0 or ahead(best, a, key, tb1, tb2, tb3):
+                best = a
+        return best
+
+    @njit(cache=True)
+    def heap_push(hp, nh, e, nv, key, tb1, tb2, tb3):  # pragma: no cover - numba
+        # binary min-heap of entries e = flow·nv + via, in the flows' rank order; returns
+        # the (possibly grown) array
+        if nh >= hp.shape[0]:
+            grown = np.empty(2 * hp.shape[0], dtype=np.int64)
+            grown[:nh] = hp[:nh]
+            hp = grown
+        f = e // nv
+        i = nh
+        while i > 0:
+            up = (i - 1) // 2
+            if not ahead(f, hp[up] // nv, key, tb1, tb2, tb3):
+                break
+            hp[i] = hp[up]
+            i = up
+        hp[i] = e
+        return hp
+
+    @njit(cache=True)
+    def heap_pop(hp, nh, nv, key, tb1, tb2, tb3):  # pragma: no cover - numba
+        # removes and returns the entry of the best-ranked flow (nh: size before the pop)
+        top = hp[0]
+        last = hp[nh - 1]
+        lf = last // nv
+        n = nh - 1
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and ahead(hp[c + 1] // nv, hp[c] // nv, key, tb1, tb2, tb3):
+                c += 1
+            if not ahead(hp[c] // nv, lf, key, tb1, tb2, tb3):
+                break
+            hp[i] = hp[c]
+            i = c
+        if n > 0:
+            hp[i] = last
+        return top
+
+    @njit(cache=True)
+    def mark_port(p, dirty, dl, nd):  # pragma: no cover - numba
+        # adds port p to the list of ports whose predecessor is recomputed
+        if not dirty[p]:
+            dirty[p] = True
+            dl[nd] = p
+            nd += 1
+        return nd
+
+    @njit(cache=True)
+    def pred_insert(p, f, hold, pred, key, tb1, tb2, tb3):  # pragma: no cover - numba
+        # rate-0 flow f now ranks at port p: it may be the new flow just ahead of the holder
+        b = hold[p]
+        if b >= 0 and ahead(f, b, key, tb1, tb2, tb3):
+            a = pred[p]
+            if a < 0 or ahead(a, f, key, tb1, tb2, tb3):
+                pred[p] = f
+
+    @njit(cache=True)
+    def match_step(
+        t,
+        tau,
+        arrived,
+        completed,
+        exact,
+        cap,
+        m_in,
+        src,
+        dst,
+        size,
+        tb1,
+        tb2,
+        tb3,
+        status,
+        key,
+        rem,
+        rate,
+        base_sent,
+        base_t,
+        pair_of,
+        poff,
+        pcnt,
+        parr,
+        ptr,
+        plist,
+        hold,
+        pred,
+        dirty,
+        mark,
+    ):  # pragma: no cover - numba
+        # One event with every port capacity equal to cap. The greedy then gives cap to a
+        # flow whose two ports are free and 0 otherwise: a greedy matching in rank order,
+        # kept in hold (the flow holding each port, -1: none) and repaired here; pred is the
+        # flow ranked just ahead of each port's holder. Returns the flows whose rate changes,
+        # their new rates (in increasing flow order) and the time to the next overtaking
+        # (inf: none).
+        m = hold.shape[0]
+        nv = m + 1  # heap entries: flow·nv + 1 + the free port whose scan found it (0: none)
+        hp = np.empty(64, dtype=np.int64)
+        nh = 0
+        touched = np.empty(64, dtype=np.int64)  # flows whose holding may have changed
+        nt = 0
+        freed = np.empty(2 * completed.shape[0] + 1, dtype=np.int64)
+        nfr = 0
+        dl = np.empty(m, dtype=np.int64)  # ports whose pred is recomputed (flag: dirty)
+        nd = 0
+        # 1. completions leave; their ports are free, their pair's next flow is its new head
+        for f in completed:
+            if status[f] == INACTIVE:
+                continue
+            pr = pair_of[f]
+            was_head = pair_head(pr, poff, pcnt, parr) == f
+            pair_remove(pr, f, poff, pcnt, parr)
+            for p in (src[f], m_in + dst[f]):
+                if hold[p] == f:
+                    hold[p] = -1
+                    freed[nfr] = p
+                    nfr += 1
+                    nd = mark_port(p, dirty, dl, nd)
+                elif pred[p] == f:
+                    nd = mark_port(p, dirty, dl, nd)
+            status[f] = INACTIVE
+            rate[f] = 0.0
+            if was_head and pcnt[pr] > 0:
+                g = pair_head(pr, poff, pcnt, parr)
+                hp = heap_push(hp, nh, g * nv, nv, key, tb1, tb2, tb3)
+                nh += 1
+        # 2. the sending flows (the holders) are re-keyed: they move up the ranking, which
+        # keeps the matching, but may pass the flow just ahead of them
+        for p in range(m_in):
+            f = hold[p]
+            if f < 0:
+                continue
+            rem[f] = size[f] - (base_sent[f] + rate[f] * (t - base_t[f]))
+            key[f] = rem[f] - rate[f] * tau
+            if exact:
+                for q in (p, m_in + dst[f]):
+                    a = pred[q]
+                    if a >= 0 and not ahead(a, f, key, tb1, tb2, tb3):
+                        nd = mark_port(q, dirty, dl, nd)
+        # 3. arrivals join their pairs; a new head is a candidate (one ranked ahead of its
+        # pair's holding head takes the same two ports over in the sweep)
+        for f in arrived:
+            status[f] = STATIC
+            rate[f] = 0.0
+            base_sent[f] = 0.0
+            base_t[f] = t
+            rem[f] = size[f] - (base_sent[f] + rate[f] * (t - base_t[f]))
+            key[f] = rem[f] - rate[f] * tau
+            pr = pair_of[f]
+            old = pair_head(pr, poff, pcnt, parr)
+            if pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3):
+                if old >= 0 and hold[src[f]] == old:
+                    hold[src[f]] = -1
+                    hold[m_in + dst[f]] = -1
+                    if nt >= touched.shape[0]:
+                        touched = np.concatenate((touched, np.empty_like(touched)))
+                    touched[nt] = old
+                    nt += 1
+                    # found at both (now free) ports: if something ahead takes one, the
+                    # other passes on
+                    hp = heap_push(hp, nh, f * nv + 1 + src[f], nv, key, tb1, tb2, tb3)
+                    hp = heap_push(hp, nh + 1, f * nv + 1 + m_in + dst[f], nv, key, tb1, tb2, tb3)
+                    nh += 2
+                else:
+                    hp = heap_push(hp, nh, f * nv, nv, key, tb1, tb2, tb3)
+                    nh += 1
+            if exact:
+                pred_insert(src[f], f, hold, pred, key, tb1, tb2, tb3)
+                pred_insert(m_in + dst[f], f, hold, pred, key, tb1, tb2, tb3)
+        for w in range(nfr):
+            p = freed[w]
+            g = scan(p, -1, m_in, ptr, plist, poff, pcnt, parr, src, dst, hold, key, tb1, tb2, tb3)
+            if g >= 0:
+                hp = heap_push(hp, nh, g * nv + 1 + p, nv, key, tb1, tb2, tb3)
+                nh += 1
+        # 4. the repair sweep, in rank order. Every entry pushed ranks after the one being
+        # considered, so the holders ranked ahead of it are final. A head whose ports are not
+        # held ahead of it takes them, evicting their later holders, whose other port is then
+        # free from their rank on (a scan finds the next candidate there); a blocked head
+        # found at a port that is still free passes the port on to the next candidate.
+        last = -1
+        while nh > 0:
+            e = heap_pop(hp, nh, nv, key, tb1, tb2, tb3)
+            nh -= 1
+            if e == last:
+                continue
+            last = e
+            h = e // nv
+            via = e % nv - 1
+            if status[h] == INACTIVE or pair_head(pair_of[h], poff, pcnt, parr) != h:
+                continue
+            ps = src[h]
+            pd = m_in + dst[h]
+            hs = hold[ps]
+            hd = hold[pd]
+            if hs == h:
+                continue  # holds its ports already
+            if (hs >= 0 and ahead(hs, h, key, tb1, tb2, tb3)) or (
+                hd >= 0 and ahead(hd, h, key, tb1, tb2, tb3)
+            ):
+                if via >= 0 and hold[via] < 0:
+                    g = scan(
+                        via,
+                        h,
+                        m_in,
+                        ptr,
+                        plist,
+                        poff,
+                        pcnt,
+                        parr,
+                        src,
+                        dst,
+                        hold,
+                        key,
+                        tb1,
+                        tb2,
+                        tb3,
+                    )
+                    if g >= 0:
+                        hp = heap_push(hp, nh, g * nv + 1 + via, nv, key, tb1, tb2, tb3)
+                        nh += 1
+                continue
+            hold[ps] = h
+            hold[pd] = h
+            nd = mark_port(ps, dirty, dl, nd)
+            nd = mark_port(pd, dirty, dl, nd)
+            if nt + 3 > touched.shape[0]:
+                touched = np.concatenate((touched, np.empty_like(touched)))
+            touched[nt] = h
+            nt += 1
+            for k in range(2):
+                g = hs if k == 0 else hd
+                if g < 0:
+                    continue
+                q = m_in + dst[g] if k == 0 else src[g]  # the evicted flow's other port
+                hold[q] = -1
+                nd = mark_port(q, dirty, dl, nd)
+                touched[nt] = g
+                nt += 1
+                g2 = scan(
+                    q, g, m_in, ptr, plist, poff, pcnt, parr, src, dst, hold, key, tb1, tb2, tb3
+                )
+                if g2 >= 0:
+                    hp = heap_push(hp, nh, g2 * nv + 1 + q, nv, key, tb1, tb2, tb3)
+                    nh += 1
+        # 5. the next overtaking, from the flow just ahead of each holder at its two
+        # (saturated) ports in this event's ranking, recomputed only where it may have changed
+        soonest = np.inf
+        if exact:
+            for w in range(nd):
+                p = dl[w]
+                b = hold[p]
+                pred[p] = -1
+                if b >= 0:
+                    pred[p] = pred_query(
+                        p, b, ptr, plist, pair_of, poff, pcnt, parr, key, tb1, tb2, tb3
+                    )
+            for p in range(m_in):
+                b = hold[p]
+                if b < 0:
+                    continue
+                for q in (p, m_in + dst[b]):
+                    a = pred[q]
+                    if a >= 0:
+                        # the flow ahead is not served (it shares the port with b)
+                        gap = (rem[b] - rem[a]) / (cap - 0.0)
+                        if gap < soonest:
+                            soonest = gap
+        for w in range(nd):
+            dirty[dl[w]] = False
+        # 6. the new rates; a flow that stops gets its fixed key, hence its place in its pair
+        out_f = np.empty(nt, dtype=np.int64)
+        out_r = np.empty(nt)
+        nout = 0
+        for w in range(nt):
+            f = touched[w]
+            if mark[f]:
+                continue
+            mark[f] = True
+            holds = hold[src[f]] == f
+            if holds == (rate[f] > 0.0):
+                continue
+            base_sent[f] = base_sent[f] + rate[f] * (t - base_t[f])
+            base_t[f] = t
+            if holds:
+                rate[f] = cap
+                status[f] = DYNAMIC
+            else:
+                rate[f] = 0.0
+                status[f] = STATIC
+                rem[f] = size[f] - (base_sent[f] + rate[f] * (t - base_t[f]))
+                key[f] = rem[f] - rate[f] * tau
+                pr = pair_of[f]
+                pair_remove(pr, f, poff, pcnt, parr)
+                pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3)
+                if exact:
+                    # its key moved back a little: it may leave or join the place just ahead
+                    # of a holder
+                    for p in (src[f], m_in + dst[f]):
+                        b = hold[p]
+                        if b >= 0 and pred[p] == f:
+                            pred[p] = pred_query(
+                                p, b, ptr, plist, pair_of, poff, pcnt, parr, key, tb1, tb2, tb3
+                            )
+                        else:
+                            pred_insert(p, f, hold, pred, key, tb1, tb2, tb3)
+            out_f[nout] = f
+            out_r[nout] = rate[f]
+            nout += 1
+        for w in range(nt):
+            mark[touched[w]] = False
+        o = np.argsort(out_f[:nout])
+        return out_f[:nout][o], out_r[:nout][o], soonest
+
+    return {"step": step, "sort_flows": sort_flows, "match_step": match_step}

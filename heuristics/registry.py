@@ -76,7 +76,7 @@ POLICIES: dict[str, PolicyEntry] = {
         ),
         PolicyEntry(
             "fifo-lm",
-            "baselines:FifoLM",
+            "fifo_lm:FifoLM",
             "Baraat: FIFO with limited multiplexing of heavy coflows",
             mb_params=("threshold",),
         ),

@@ -910,3 +910,21 @@ def test_policy_metadata():
     assert_(not Aalo.clairvoyant and not AaloUncoordinated.clairvoyant)
     assert_(not AaloUncoordinated().coordinated)
     assert_("coordinated=True" in repr(Aalo()))
+
+
+def test_local_byte_counts_stop_at_completion_across_an_idle_gap():
+    """Tests that a port's byte count stops when a flow completes, even when the fabric then
+    goes idle (the policy is not asked while nothing is active). Coflow 0 sends 1 unit at
+    t = 0 (done at 1), then a second unit at t = 10, when coflow 1 (1 unit) arrives; all on
+    one link, threshold 1.5, two queues with linear weights 2 : 1.
+
+    Coflow 0 has 1 < 1.5 sent, so both are in queue 0 and FIFO serves coflow 0 alone until it
+    crosses 1.5 at 10.5; then it is in queue 1 and gets 1/3 of the link: its last 0.5 takes
+    until 12, and coflow 1 gets 2/3 and finishes its unit at 12 too. Counting coflow 0's first
+    flow through the idle gap (10 units) would demote it at once and finish coflow 1 first.
+    """
+    inst = Instance.from_coflows(
+        [Coflow([(0, 0, 1.0, 0.0), (0, 0, 1.0, 10.0)]), Coflow([(0, 0, 1.0)], release=10.0)], 1
+    )
+    res = simulate(inst, AaloUncoordinated(first_threshold=1.5, num_queues=2))
+    assert res.coflow_completion.tolist() == [12.0, 12.0]

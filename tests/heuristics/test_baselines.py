@@ -13,8 +13,9 @@ from numpy.testing import assert_, assert_allclose, assert_equal
 
 from coflowlab import Coflow, Fabric, Instance, simulate
 from coflowlab.allocation import priority_greedy
-from coflowlab.heuristics.baselines import FifoLM, PerFlowPriority
+from coflowlab.heuristics.baselines import PerFlowPriority
 from coflowlab.heuristics.fair import FairSharing
+from coflowlab.heuristics.fifo_lm import FifoLM
 from coflowlab.instances import fb_like, single_port, uniform
 from coflowlab.instances.examples import EXAMPLES, EXPECTED, fig_3_2, fig_5_1
 from coflowlab.policy import Decision
@@ -175,6 +176,12 @@ class _SmallBufferPfp(PerFlowPriority):
         self._bmax = 2
 
 
+class _WalkPfp(PerFlowPriority):
+    """PFP on the general kernel (the ranking walk) even when all capacities are equal."""
+
+    _use_matching = False
+
+
 def _hetero_fabric(seed: int) -> Instance:
     """A uniform instance on a fabric with unequal port capacities."""
     base = uniform(5, 10, density=0.4, release_rate=0.5, seed=seed)
@@ -207,7 +214,7 @@ def test_pfp_matches_full_resort(inst_name: str, exact: bool, tie_break: Any):
     buffer (every merge path of the sorted structure)."""
     inst = EQUIVALENCE_INSTANCES[inst_name]()
     ref = simulate(inst, _ReferencePfp(tie_break=tie_break, exact=exact))
-    for policy in (PerFlowPriority, _SmallBufferPfp):
+    for policy in (PerFlowPriority, _SmallBufferPfp, _WalkPfp):
         fast = simulate(inst, policy(tie_break=tie_break, exact=exact))
         a, b = ref.schedule, fast.schedule
         assert a is not None and b is not None
@@ -216,6 +223,70 @@ def test_pfp_matches_full_resort(inst_name: str, exact: bool, tie_break: Any):
         assert_equal(b.rate, a.rate)
         assert_equal(fast.flow_completion, ref.flow_completion)
         assert_equal(fast.num_events, ref.num_events)
+
+
+def _equal_fabric(seed: int) -> Instance:
+    """A uniform instance with many equal sizes (ties), releases and equal capacities (2)."""
+    rng = np.random.default_rng(seed)
+    ports = int(rng.integers(2, 7))
+    base = uniform(
+        ports,
+        int(rng.integers(4, 12)),
+        density=float(rng.uniform(0.3, 0.9)),
+        sizes=(1, 4),
+        release_rate=float(rng.choice([0.3, 1.0, 3.0])),
+        seed=seed,
+    )
+    return base.replace(fabric=Fabric(ports, 2.0, 2.0))
+
+
+def _assert_same_run(a: SimulationResult, b: SimulationResult) -> None:
+    sa, sb = a.schedule, b.schedule
+    assert sa is not None and sb is not None
+    assert_equal(sb.time, sa.time)
+    assert_equal(sb.flow, sa.flow)
+    assert_equal(sb.rate, sa.rate)
+    assert_equal(b.flow_completion, a.flow_completion)
+    assert_equal(b.num_events, a.num_events)
+
+
+@pytest.mark.parametrize("tie_break", ["fifo", "lifo", "smaller_coflow"])
+@pytest.mark.parametrize("exact", [True, False])
+def test_pfp_matching_matches_full_resort_on_random_instances(exact: bool, tie_break: Any):
+    """Tests that the equal-capacity kernel (the greedy as a matching repaired at the ports
+    an event changes) gives bit for bit the schedule, completions and events of the general
+    walk, on many small random instances with ties and releases (and of a full re-sort at
+    every event on some of them)."""
+    for seed in range(25):
+        inst = _equal_fabric(1000 + seed)
+        policy = PerFlowPriority(tie_break=tie_break, exact=exact)
+        fast = simulate(inst, policy)
+        assert_(policy._matching)
+        _assert_same_run(simulate(inst, _WalkPfp(tie_break=tie_break, exact=exact)), fast)
+        if seed % 6 == 0:
+            ref = simulate(inst, _ReferencePfp(tie_break=tie_break, exact=exact))
+            _assert_same_run(ref, fast)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_pfp_matching_on_fb_like(exact: bool):
+    """Tests the equal-capacity kernel against the general walk on FB-like instances (many
+    flows per port pair, coflow arrivals in bulk)."""
+    for seed in range(3):
+        inst = fb_like(30, num_ports=12, seed=40 + seed)
+        policy = PerFlowPriority(exact=exact)
+        fast = simulate(inst, policy, verify_schedule=False)
+        assert_(policy._matching)
+        _assert_same_run(simulate(inst, _WalkPfp(exact=exact), verify_schedule=False), fast)
+
+
+def test_pfp_uses_the_walk_for_unequal_capacities():
+    """Tests that the matching kernel is used only when every port capacity is equal."""
+    policy = PerFlowPriority()
+    simulate(_hetero_fabric(0), policy)
+    assert_(not policy._matching)
+    simulate(fb_like(10, num_ports=10, seed=3), policy)
+    assert_(policy._matching)
 
 
 def test_pfp_can_be_reused():
