@@ -46,11 +46,10 @@ __all__ = [
 
 GENERATORS = ("uniform", "fb-like", "cos", "single-port")
 
-SOLVE_REGISTRIES = ("coflowlab.formulations",)
+SOLVE_REGISTRIES = ("coflowlab.formulations", "coflowlab.approximations")
 """Modules whose ``METHODS`` registries ``coflowlab solve`` merges, in listing order. An
 entry needs ``kind``, ``model``, ``summary`` and ``function()`` (returning the method, called
-as ``run(instance, *, solver, time_limit, mip_gap, threads, **params) -> Solution``); a
-registry of approximation algorithms joins by adding its module here."""
+as ``run(instance, *, solver, time_limit, mip_gap, threads, **params) -> Solution``)."""
 
 SCHEDULE_FORMAT = "coflowlab-schedule"
 """The ``format`` tag of a schedule file written by ``coflowlab solve -o`` (version 1)."""
@@ -373,6 +372,9 @@ def _method_kwargs(name: str, func: Any, params: dict[str, str]) -> dict[str, An
 
 def _param_value(key: str, text: str, annotation: Any) -> Any:
     lowered = text.lower()
+    options = typing.get_args(annotation) if typing.get_origin(annotation) else ()
+    if options:  # a union such as ``int | Generator``: convert to its first scalar type
+        annotation = next((t for t in options if t in (bool, int, float)), annotation)
     if annotation is bool or (annotation is None and lowered in ("true", "false")):
         if lowered not in ("true", "false", "1", "0", "yes", "no"):
             raise ValueError(f"--param {key}: {text!r} is not true or false")
@@ -407,6 +409,8 @@ def format_solution(solution: Any, entry: Any, name: str | None = None) -> str:
     else:
         what, note = "objective", "Σ w_j C_j of the verified schedule"
     bound_note = "proven upper bound" if solution.maximize else "proven lower bound"
+    if solution.bound_source:
+        bound_note = f"certified lower bound: {solution.bound_source}"
     rows = [
         ("status", solution.status.value),
         (what, f"{_fmt(solution.objective)}  ({note})"),
@@ -414,6 +418,10 @@ def format_solution(solution: Any, entry: Any, name: str | None = None) -> str:
         ("gap", _fmt(solution.gap)),
         ("runtime", f"{solution.runtime:.3f} s"),
     ]
+    if solution.bound_source:
+        rows.append(("ratio", f"{_fmt(solution.ratio)}  (objective / bound)"))
+        g = solution.guarantee
+        rows.append(("guarantee", "none claimed" if g is None else f"{g.statement} ({g.source})"))
     labels = solution.instance.coflow_label
     if solution.order is not None:
         rows.append(("order", ", ".join(labels[k] for k in solution.order)))

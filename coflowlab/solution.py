@@ -25,8 +25,10 @@ from .verifier import VerificationReport, verify
 
 __all__ = [
     "OBJECTIVE_RTOL",
+    "Guarantee",
     "Solution",
     "SolutionKind",
+    "approximation_solution",
     "bound_solution",
     "schedule_solution",
     "weighted_completion",
@@ -48,6 +50,60 @@ class SolutionKind(StrEnum):
     """A combinatorial lower bound on OPT."""
     APPROXIMATION = "approximation"
     """A verified schedule from an approximation algorithm: an upper bound on OPT."""
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """A proven performance guarantee: ``value ≤ factor · bound + additive``.
+
+    Attributes
+    ----------
+    factor, additive
+        The guarantee's multiplicative factor and additive term (QSZ's ``2·w(G₁)``; 0 for most).
+    bound
+        What the guarantee is measured against: the name of a certified lower bound
+        (``"dual"``, ``"lp-ov"``, ``"interval-lp"``, ``"time-indexed-lp"``) or ``"opt"``.
+    statement
+        The inequality in words, e.g. ``"Σ w C ≤ 4·LP-OV (zero release)"``.
+    source
+        Theorem and paper, and the spec section that derives or checks it.
+    in_expectation
+        Whether it holds in expectation only (randomized algorithms).
+
+    Examples
+    --------
+    >>> g = Guarantee(4.0, "lp-ov", "Σ w C ≤ 4·LP-OV", "Shafiee-Ghaderi 2018")
+    >>> g.limit(2.5), g.holds(9.9, 2.5), g.holds(10.5, 2.5)
+    (10.0, True, False)
+    """
+
+    factor: float
+    bound: str
+    statement: str
+    source: str
+    additive: float = 0.0
+    in_expectation: bool = False
+
+    def limit(self, bound_value: float) -> float:
+        """The largest value the guarantee allows against ``bound_value``."""
+        return self.factor * bound_value + self.additive
+
+    def holds(self, value: float, bound_value: float, rtol: float = OBJECTIVE_RTOL) -> bool:
+        """Whether ``value`` is within the guarantee, up to the relative tolerance ``rtol``
+        (the bound comes from an LP solved to about 1e-9, :data:`OBJECTIVE_RTOL`)."""
+        limit = self.limit(bound_value)
+        return value <= limit + rtol * max(1.0, abs(limit))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The guarantee as a JSON object."""
+        return {
+            "factor": self.factor,
+            "additive": self.additive,
+            "bound": self.bound,
+            "statement": self.statement,
+            "source": self.source,
+            "in_expectation": self.in_expectation,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +143,11 @@ class Solution:
         The solver's own status text, or a note.
     details
         Method-specific figures (model size, nodes, cuts...), JSON-serializable.
+    bound_source
+        What ``bound`` is, for approximations: the certified lower bound the result is measured
+        against (``"dual"``, ``"lp-ov"``, ``"interval-lp"``, ``"time-indexed-lp"``).
+    guarantee
+        The proven guarantee of an approximation algorithm (``None`` for other methods).
     """
 
     method: str
@@ -104,6 +165,16 @@ class Solution:
     maximize: bool = False
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    bound_source: str | None = None
+    guarantee: Guarantee | None = None
+
+    @property
+    def ratio(self) -> float:
+        """``objective / bound``: the achieved ratio of a schedule to its certified bound
+        (``nan`` without both, or when the bound is not positive)."""
+        if self.is_lower_bound or not (math.isfinite(self.objective) and self.bound > 0):
+            return math.nan
+        return self.objective / self.bound if math.isfinite(self.bound) else math.nan
 
     @property
     def completion_times(self) -> npt.NDArray[np.float64] | None:
@@ -133,6 +204,9 @@ class Solution:
             "order": None if self.order is None else [labels[k] for k in self.order],
             "solver": self.solver,
             "details": self.details,
+            "bound_source": self.bound_source,
+            "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
+            "ratio": _num(self.ratio),
         }
 
     def __repr__(self) -> str:
@@ -239,4 +313,46 @@ def bound_solution(
         method, kind, status, float(value), float(proven), relative_gap(value, proven), runtime,
         instance, order=order, solver=result.solver if result else None,
         message=result.message if result else "", details=details or {},
+    )  # fmt: skip
+
+
+def approximation_solution(
+    method: str,
+    instance: Instance,
+    schedule: Schedule,
+    *,
+    bound: float,
+    bound_source: str,
+    guarantee: Guarantee | None,
+    runtime: float,
+    order: tuple[int, ...] | None = None,
+    solver: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> Solution:
+    """Verifies an approximation algorithm's schedule and wraps it with its certified bound.
+
+    The objective is the verifier's ``Σ w C``; ``bound`` is the certified lower bound on OPT
+    the algorithm is measured against (named by ``bound_source``), and ``guarantee`` its
+    proven factor. The status is ``feasible``: a verified schedule, no optimality claim.
+
+    Raises
+    ------
+    SolverError
+        The schedule fails verification, or it is cheaper than its own lower bound beyond
+        :data:`OBJECTIVE_RTOL` (either is a bug in the algorithm, never the instance's).
+    """
+    base = schedule_solution(
+        method, SolutionKind.APPROXIMATION, instance, schedule, None,
+        runtime=runtime, order=order, details=details,
+    )  # fmt: skip
+    value = base.objective
+    if value < bound - OBJECTIVE_RTOL * max(1.0, abs(bound)):
+        raise SolverError(
+            f"{method}: the verified schedule costs {value!r}, less than its lower bound "
+            f"{bound_source} = {bound!r}"
+        )
+    return Solution(
+        method, SolutionKind.APPROXIMATION, SolveStatus.FEASIBLE, value, float(bound),
+        relative_gap(value, float(bound)), runtime, instance, schedule, base.report, order,
+        solver, False, "", details or {}, bound_source, guarantee,
     )  # fmt: skip

@@ -79,12 +79,13 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from coflowlab.allocation import priority_greedy
 from coflowlab.exceptions import ModelTooLargeError, SolverError
 from coflowlab.instance import Instance
+from coflowlab.list_scheduling import list_schedule
 from coflowlab.orderings import instance_order
 from coflowlab.solution import Solution, SolutionKind, schedule_solution
 from coflowlab.solvers import ModelBuilder, SolveResult, SolveStatus, relative_gap, solve
+from coflowlab.verifier import verify
 
 from .order_lp import (
     OrderLP,
@@ -353,45 +354,13 @@ class _Incumbent:
 def _greedy_sequence(
     data: _Data, priority: Sequence[int]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The event sequence of the strict-priority greedy schedule in ``priority``: its
-    completion order and the release events before each completion."""
+    """The event sequence of the strict-priority greedy schedule in ``priority``
+    (:func:`coflowlab.list_scheduling.list_schedule`): its completion order and the release
+    events before each completion."""
     inst = data.instance
-    n = data.n
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.asarray(priority, dtype=np.int64)] = np.arange(n)
-    fc, src, dst = inst.flow_coflow, inst.flow_src, inst.flow_dst
-    flow_rank = np.lexsort((np.arange(inst.num_flows), rank[fc]))
-    left = inst.flow_size.astype(float).copy()
-    cap_in = np.asarray(inst.fabric.ingress_capacity, dtype=float)
-    cap_out = np.asarray(inst.fabric.egress_capacity, dtype=float)
-    flows_left = np.bincount(fc, minlength=n)
-    done = np.full(n, np.inf)
-    deps = inst.dependencies
-    now = 0.0
-    eps = 1e-12 * max(1.0, float(inst.flow_size.max()))
-    while np.isinf(done).any():
-        blocked = np.zeros(n, dtype=bool)
-        if len(deps):
-            blocked[deps[:, 1][np.isinf(done[deps[:, 0]])]] = True
-        active = (left > 0) & (inst.flow_release <= now) & ~blocked[fc]
-        pending = inst.flow_release[(left > 0) & (inst.flow_release > now)]
-        nxt = float(pending.min()) if pending.size else math.inf
-        if not active.any():
-            now = nxt
-            continue
-        act = flow_rank[active[flow_rank]]
-        rates = priority_greedy(np.arange(len(act)), src[act], dst[act], cap_in, cap_out)
-        with np.errstate(divide="ignore"):
-            finish = np.where(rates > 0, left[act] / rates, np.inf)
-        step = min(float(finish.min()), nxt - now)
-        left[act] = np.where(finish <= step, 0.0, left[act] - rates * step)
-        left[left <= eps] = 0.0
-        now += step
-        finished = act[left[act] == 0]
-        if finished.size:
-            np.subtract.at(flows_left, fc[finished], 1)
-            newly = np.flatnonzero((flows_left == 0) & np.isinf(done))
-            done[newly] = now
+    done = verify(inst, list_schedule(inst, priority, "greedy")).coflow_completion
+    rank = np.empty(data.n, dtype=np.int64)
+    rank[np.asarray(priority, dtype=np.int64)] = np.arange(data.n)
     order = np.lexsort((rank, done))
     slots = np.searchsorted(data.values, done[order], side="left")
     slots = np.maximum.accumulate(np.maximum(slots, data.slot_min[order]))

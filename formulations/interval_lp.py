@@ -48,8 +48,10 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from coflowlab.exceptions import ModelTooLargeError
@@ -59,7 +61,13 @@ from coflowlab.solvers import ModelBuilder, SolveResult, solve
 
 from .lp_ov import completion_order, port_times
 
-__all__ = ["MAX_INTERVALS", "interval_grid", "solve_interval_lp"]
+__all__ = [
+    "MAX_INTERVALS",
+    "IntervalLPPrimal",
+    "interval_grid",
+    "solve_interval_lp",
+    "solve_interval_lp_primal",
+]
 
 MAX_INTERVALS = 10_000
 """Most grid intervals (a base close to 1 or a tiny ``first`` would make the model huge)."""
@@ -137,6 +145,71 @@ def solve_interval_lp(
     >>> round(solve_interval_lp(theory_i1(), first=1.0, floor=False).objective, 9)
     2.0
     """
+    return solve_interval_lp_primal(
+        instance,
+        solver=solver,
+        time_limit=time_limit,
+        mip_gap=mip_gap,
+        threads=threads,
+        log=log,
+        base=base,
+        first=first,
+        floor=floor,
+    ).solution
+
+
+@dataclass(frozen=True, eq=False)
+class IntervalLPPrimal:
+    """The interval LP's solution with its primal values (for rounding algorithms such as
+    Qiu-Stein-Zhong's grouping, :mod:`coflowlab.approximations.qsz`).
+
+    Attributes
+    ----------
+    solution
+        What :func:`solve_interval_lp` returns.
+    grid
+        ``(Λ,)`` the grid ``τ_0 = 0, τ_1, …, τ_{Λ−1}`` in the instance's time unit; interval
+        ``l`` is ``(τ_{l−1}, τ_l]`` for ``l < Λ`` and ``(τ_{Λ−1}, ∞)`` for ``l = Λ``.
+    cumulative
+        ``(n, Λ)`` the optimal ``X[j, l]``, column ``l − 1`` for interval ``l`` ("``j`` is
+        complete by ``τ_l``"), the last column all ones; ``None`` without a solution.
+    charge
+        ``(n, Λ)`` the charges ``c[j, l]`` in the instance's time unit, so that
+        ``C̄_j = Σ_l c[j, l] (X[j, l] − X[j, l−1])`` and the LP value is ``Σ_j w_j C̄_j``.
+    """
+
+    solution: Solution
+    grid: npt.NDArray[np.float64]
+    cumulative: npt.NDArray[np.float64] | None
+    charge: npt.NDArray[np.float64]
+
+
+def solve_interval_lp_primal(
+    instance: Instance,
+    *,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    mip_gap: float = 1e-6,
+    threads: int | None = None,
+    log: bool = False,
+    base: float = 2.0,
+    first: float | None = None,
+    floor: bool = True,
+    last: float | None = None,
+) -> IntervalLPPrimal:
+    """:func:`solve_interval_lp` with its primal values (:class:`IntervalLPPrimal`).
+
+    ``last`` (instance time unit) extends the grid until a point is at least ``last``
+    (default: the busiest port's total time only). Any grid gives a valid LP (module
+    docstring); extra points only add intervals.
+
+    Examples
+    --------
+    >>> from coflowlab.instances.examples import theory_i1
+    >>> p = solve_interval_lp_primal(theory_i1(), first=1.0)
+    >>> p.grid.tolist(), p.cumulative.shape, p.cumulative[0, :2].tolist()  # X = 0 before ρ = 4
+    ([0.0, 1.0, 2.0, 4.0], (1, 4), [0.0, 0.0])
+    """
     start = time.perf_counter()
     pt = port_times(instance)
     P = pt.times.tocsc()
@@ -144,7 +217,10 @@ def solve_interval_lp(
     e = pt.floor
     port_total = np.asarray(P.sum(axis=0)).ravel()
     tau1 = float(e.min()) if first is None else float(first) / pt.scale
-    grid = interval_grid(tau1, float(port_total.max(initial=0.0)), base)
+    reach = float(port_total.max(initial=0.0))
+    if last is not None:
+        reach = max(reach, float(last) / pt.scale)
+    grid = interval_grid(tau1, reach, base)
     L = len(grid)  # intervals 1..L: (τ_{l-1}, τ_l] for l < L, then (τ_{L-1}, ∞)
     bounded = grid[1:]  # τ_1 .. τ_{L-1}: the points with a variable X[:, l]
     nb = bounded.size
@@ -193,9 +269,11 @@ def solve_interval_lp(
     result = solve(model, solver=solver, time_limit=time_limit, threads=threads, log=log)
 
     order, completion = None, None
+    cumulative = None
     value = math.nan
     if result.x is not None and result.has_solution:
         X = np.concatenate([result.x.reshape(n, nb), np.ones((n, 1))], axis=1)
+        cumulative = X
         x = np.diff(X, axis=1, prepend=0.0)
         estimate = (c * x).sum(axis=1) * pt.scale
         order = completion_order(estimate)
@@ -226,7 +304,7 @@ def solve_interval_lp(
         "solve_seconds": result.runtime,
         "completion": completion,
     }
-    return bound_solution(
+    solution = bound_solution(
         "interval-lp",
         SolutionKind.RELAXATION,
         instance,
@@ -236,3 +314,4 @@ def solve_interval_lp(
         order=order,
         details=details,
     )
+    return IntervalLPPrimal(solution, grid * pt.scale, cumulative, np.asarray(c) * pt.scale)

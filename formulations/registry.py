@@ -27,13 +27,15 @@ class MethodEntry:
     name
         Registry name (CLI ``--method``).
     target
-        ``"module:function"`` under ``coflowlab.formulations``, imported on use.
+        ``"module:function"`` under ``package``, imported on use.
     kind
         What its value is (:class:`coflowlab.solution.SolutionKind`).
     model
         The time model its schedule or bound is for.
     summary
         One line for ``coflowlab solve --list``.
+    package
+        The family's package (``coflowlab.approximations`` registers with this class too).
     """
 
     name: str
@@ -41,10 +43,11 @@ class MethodEntry:
     kind: SolutionKind
     model: TimeModel
     summary: str
+    package: str = "coflowlab.formulations"
 
     def function(self) -> Any:
         module, func = self.target.split(":")
-        return getattr(import_module(f"coflowlab.formulations.{module}"), func)
+        return getattr(import_module(f"{self.package}.{module}"), func)
 
 
 _E, _R, _B = SolutionKind.EXACT, SolutionKind.RELAXATION, SolutionKind.BOUND

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from coflowlab.exceptions import InvalidInstanceError, ModelTooLargeError
+from coflowlab.exceptions import InvalidInstanceError, ModelTooLargeError, SolverError
 from coflowlab.instance import Instance
 from coflowlab.schedules import SlottedSchedule
 from coflowlab.solution import Solution, SolutionKind, bound_solution, schedule_solution
@@ -47,6 +47,8 @@ from coflowlab.solvers import LinearModel, ModelBuilder, SolveResult, relative_g
 __all__ = [
     "MAX_LP_SIZE",
     "MAX_MIP_SIZE",
+    "TimeIndexedLPValues",
+    "default_slot_length",
     "earliest_slotted_completion",
     "first_slots",
     "greedy_slotted",
@@ -56,6 +58,7 @@ __all__ = [
     "slotted_horizon",
     "solve_exact_slotted",
     "solve_time_indexed_lp",
+    "solve_time_indexed_lp_values",
 ]
 
 MAX_MIP_SIZE = 200_000
@@ -714,6 +717,144 @@ def solve_time_indexed_lp(
     2.5
     """
     start = time.perf_counter()
+    return _fluid_time_indexed_lp(
+        instance,
+        start=start,
+        solver=solver,
+        time_limit=time_limit,
+        threads=threads,
+        log=log,
+        slot_length=slot_length,
+        strengthen=strengthen,
+        max_size=max_size,
+    ).solution
+
+
+@dataclass(frozen=True, eq=False)
+class TimeIndexedLPValues:
+    """The primal values of the fluid time-indexed LP (:func:`solve_time_indexed_lp_values`).
+
+    Slot ``t = 1..T`` covers ``[(t - 1)δ, tδ)``.
+
+    Attributes
+    ----------
+    solution
+        What :func:`solve_time_indexed_lp` returns for the same arguments (value, status,
+        proven bound, model size in ``details``).
+    slot_length
+        ``δ``.
+    horizon
+        ``T``, the number of slots.
+    flow, slot
+        ``(K,)`` the (flow, slot) pairs that have a variable ``z[e, t]`` (flow ``e`` may use
+        slot ``t`` when ``tδ > r_e``), grouped by flow, slots increasing.
+    amount
+        ``(K,)`` the solver's ``z[e, t]``: what flow ``e`` sends in slot ``t`` (solver
+        precision: about 1e-9 feasibility, so slightly negative or over-full values occur).
+    done
+        ``(n, T + 1)`` the solver's ``y[j, t]`` with the constants ``y[j, 0] = 0`` and
+        ``y[j, T] = 1``; the LP value is ``Σ_j w_j δ Σ_{t<T} (1 - y[j, t])``.
+    """
+
+    solution: Solution
+    slot_length: float
+    horizon: int
+    flow: npt.NDArray[np.int64]
+    slot: npt.NDArray[np.int64]
+    amount: npt.NDArray[np.float64]
+    done: npt.NDArray[np.float64]
+
+
+def solve_time_indexed_lp_values(
+    instance: Instance,
+    *,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    threads: int | None = None,
+    log: bool = False,
+    slot_length: float | None = None,
+    strengthen: bool = False,
+    max_size: int = MAX_LP_SIZE,
+) -> TimeIndexedLPValues:
+    """Solves the LP of :func:`solve_time_indexed_lp` (the same model, built by the same code)
+    and returns its primal values with the bound, for rounding algorithms (α-point,
+    :mod:`coflowlab.approximations.alpha_point`).
+
+    Parameters are those of :func:`solve_time_indexed_lp`.
+
+    Raises
+    ------
+    SolverError
+        The solve returned no values (``solution.status`` says why, e.g. a time limit).
+    InvalidInstanceError, ModelTooLargeError
+        As :func:`solve_time_indexed_lp`.
+
+    Examples
+    --------
+    One flow of size 2 alone: unit slots, it sends one unit in each of slots 1 and 2, and is
+    half done at the end of slot 1 (bound ``1 + 1/2``).
+
+    >>> from coflowlab import Instance
+    >>> v = solve_time_indexed_lp_values(Instance.from_matrices([[[2]]]))
+    >>> v.slot_length, v.amount.round(9).tolist(), v.done.round(9).tolist(), v.solution.objective
+    (1.0, [1.0, 1.0], [[0.0, 0.5, 1.0]], 1.5)
+    """
+    fit = _fluid_time_indexed_lp(
+        instance,
+        start=time.perf_counter(),
+        solver=solver,
+        time_limit=time_limit,
+        threads=threads,
+        log=log,
+        slot_length=slot_length,
+        strengthen=strengthen,
+        max_size=max_size,
+    )
+    x = fit.result.x
+    if not fit.result.has_solution or x is None:
+        raise SolverError(
+            f"time-indexed-lp: the solve ended with status {fit.result.status.value} "
+            f"({fit.result.message or 'no message'}) and returned no values"
+        )
+    n, T = instance.num_coflows, fit.horizon
+    done = np.zeros((n, T + 1))
+    done[:, T] = 1.0
+    done[:, 1:T] = x[fit.model.blocks["y"]].reshape(n, T - 1)
+    return TimeIndexedLPValues(
+        fit.solution,
+        fit.slot_length,
+        T,
+        fit.grid.flow,
+        fit.grid.slot,
+        np.array(x[fit.model.blocks["z"]], dtype=float),
+        done,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class _FluidFit:
+    solution: Solution
+    result: SolveResult
+    model: LinearModel
+    grid: _Grid
+    horizon: int
+    slot_length: float
+
+
+def _fluid_time_indexed_lp(
+    instance: Instance,
+    *,
+    start: float,
+    solver: str,
+    time_limit: float | None,
+    threads: int | None,
+    log: bool,
+    slot_length: float | None,
+    strengthen: bool,
+    max_size: int,
+) -> _FluidFit:
+    """Builds and solves the fluid LP of :func:`solve_time_indexed_lp` (one implementation for
+    the bound and for its values)."""
     method = "time-indexed-lp"
     m = instance.num_ports
     cap = instance.fabric.port_capacity
@@ -722,7 +863,7 @@ def solve_time_indexed_lp(
     need = size / kappa
     longest = float(need.min())
     if slot_length is None:
-        delta = min(1.0, longest)
+        delta = default_slot_length(instance)
     else:
         delta = float(slot_length)
         if not (delta > 0 and math.isfinite(delta)):
@@ -749,7 +890,7 @@ def solve_time_indexed_lp(
     first = (np.where(whole, np.round(rel), np.floor(rel)) + 1).astype(np.int64)
     y_zero = np.zeros(instance.num_coflows, dtype=np.int64)
     np.maximum.at(y_zero, instance.flow_coflow, first)
-    model, _ = _time_indexed_model(
+    model, grid = _time_indexed_model(
         method,
         instance,
         horizon=T,
@@ -765,7 +906,7 @@ def solve_time_indexed_lp(
         completion_floor=_fluid_floor(instance, kappa) if strengthen else None,
     )
     result = solve(model, solver=solver, time_limit=time_limit, threads=threads, log=log)
-    return bound_solution(
+    solution = bound_solution(
         method,
         SolutionKind.RELAXATION,
         instance,
@@ -774,6 +915,24 @@ def solve_time_indexed_lp(
         runtime=time.perf_counter() - start,
         details=_model_details(model, horizon=T, slot_length=delta, strengthen=strengthen),
     )
+    return _FluidFit(solution, result, model, grid, T, delta)
+
+
+def default_slot_length(instance: Instance) -> float:
+    """The default slot length ``δ = min(1, min_e d_e / κ_e)`` of :func:`solve_time_indexed_lp`
+    (``κ_e`` the smaller capacity of the flow's two ports): the longest slot with which every
+    flow needs at least one slot at full rate, capped at one unit.
+
+    Examples
+    --------
+    >>> from coflowlab import Instance
+    >>> default_slot_length(Instance.from_matrices([[[3, 0], [0, 0.5]]]))
+    0.5
+    """
+    m = instance.num_ports
+    cap = instance.fabric.port_capacity
+    kappa = np.minimum(cap[instance.flow_src], cap[instance.flow_dst + m])
+    return min(1.0, float((instance.flow_size / kappa).min()))
 
 
 def _fluid_floor(instance: Instance, kappa: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

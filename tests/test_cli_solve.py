@@ -407,3 +407,75 @@ def test_registered_methods_reject_a_misspelt_param(capsys, i3_file, method):
     silently ignored)."""
     code, _, err = run(capsys, "solve", str(i3_file), "--method", method, "--param", "bogus=1")
     assert code == 1 and "has no parameter 'bogus'" in one_error_line(err)
+
+
+# ----------------------------------------------------------------------------- approximations
+def test_approximations_are_listed_after_the_formulations(capsys):
+    """Tests that the approximation registry joins ``solve --list`` (issue: every algorithm
+    runs through ``coflowlab solve``)."""
+    code, out, _ = run(capsys, "solve", "--list")
+    names = [line.split()[0] for line in out.strip().splitlines()]
+    assert code == 0
+    for name in ("primal-dual", "sincronia", "lp-ov-ls", "order-fifo", "order-smith"):
+        assert name in names
+    assert names.index("primal-dual") > names.index("bound-smith")
+
+
+def test_approximation_json_carries_bound_guarantee_and_ratio(capsys, i3_file):
+    """Tests the JSON of an approximation: the verified objective (I3's PD order costs 5), the
+    certified bound and its source, the guarantee and the ratio objective / bound."""
+    code, out, err = run(capsys, "solve", str(i3_file), "--method", "primal-dual", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["kind"] == "approximation" and doc["status"] == "feasible"
+    assert doc["objective"] == 5.0 and doc["order"] == ["B", "C", "A"]
+    assert doc["bound_source"] == "dual" and doc["guarantee"]["factor"] == 4.0
+    assert doc["ratio"] == pytest.approx(doc["objective"] / doc["bound"])
+    assert doc["bound"] <= 4.0 + 1e-9  # I3's OPT
+
+
+def test_approximation_human_output_and_schedule_file(capsys, i3_file, tmp_path):
+    """Tests the text output (ratio and guarantee rows) and that -o writes a schedule the
+    verifier accepts, for Sincronia with MADD."""
+    out_file = tmp_path / "s.json"
+    code, out, err = run(
+        capsys, "solve", str(i3_file), "--method", "sincronia", "--param", "allocation=madd",
+        "-o", str(out_file),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "certified lower bound: dual" in out and "ratio" in out and "Sincronia" in out
+    schedule = schedule_from_dict(json.loads(out_file.read_text()))
+    assert verify(theory_i3(), schedule).feasible
+
+
+@pytest.mark.parametrize("method", ["primal-dual", "sincronia", "lp-ov-ls", "order-tcf"])
+def test_approximations_reject_a_misspelt_param(capsys, i3_file, method):
+    """Tests that approximation methods refuse parameters they do not take."""
+    code, _, err = run(capsys, "solve", str(i3_file), "--method", method, "--param", "bogus=1")
+    assert code == 1 and "has no parameter 'bogus'" in one_error_line(err)
+
+
+def test_approximation_bad_param_value_is_one_line(capsys, i3_file):
+    """Tests that an unknown allocation is a one-line error naming the choices."""
+    code, _, err = run(
+        capsys, "solve", str(i3_file), "--method", "sincronia", "--param", "allocation=fair"
+    )
+    assert code == 1 and "allocation must be one of greedy, madd" in one_error_line(err)
+
+
+def test_seed_param_is_converted_and_reproducible(capsys, i3_file):
+    """Tests that ``--param seed=N`` reaches a randomized method as an integer (its annotation
+    is a union) and that the same seed gives the same result."""
+    outs = []
+    for _ in range(2):
+        code, out, err = run(
+            capsys, "solve", str(i3_file), "--method", "qsz-random", "--param", "seed=5", "--json"
+        )
+        assert code == 0, err
+        outs.append(json.loads(out))
+    assert outs[0]["objective"] == outs[1]["objective"]
+    assert outs[0]["details"]["offset"] == outs[1]["details"]["offset"]
+    code, _, err = run(
+        capsys, "solve", str(i3_file), "--method", "qsz-random", "--param", "seed=x"
+    )
+    assert code == 1 and "'x' is not an integer" in one_error_line(err)

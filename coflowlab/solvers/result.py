@@ -26,11 +26,14 @@ class SolveStatus(StrEnum):
     UNBOUNDED = "unbounded"
     ERROR = "error"
     """The solver failed; ``message`` says how."""
+    FEASIBLE = "feasible"
+    """A verified schedule with no optimality claim (approximation algorithms): ``bound``
+    is the certified lower bound it is measured against."""
 
     @property
     def has_solution(self) -> bool:
         """Whether values come with this status."""
-        return self in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT)
+        return self in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT, SolveStatus.FEASIBLE)
 
 
 def relative_gap(objective: float, bound: float) -> float:

@@ -1,0 +1,137 @@
+"""Sincronia offline (Agarwal, Rajakrishnan, Narayan, Agarwal, Shmoys, Vahdat; SIGCOMM 2018):
+the primal-dual (BSSI) order served by an order-respecting, work-conserving allocation
+(``specs/theory.md`` §4).
+
+Guarantee (theory §4.2, F5), fluid model, zero release dates: the BSSI order costs at most
+twice the dual bound on the concurrent open shop of the ``2m`` ports (Mastrolilli et al.
+2010), and a strict-priority greedy allocation finishes each coflow by the ingress plus egress
+load of its prefix, at most twice the open-shop completion; so ``Σ w C ≤ 4·dual ≤ 4·OPT``.
+With release dates the paper's offline theorem does not apply and no guarantee is claimed.
+
+Two methods of ``coflowlab solve`` come from here:
+
+- ``primal-dual``: the ordering with its certificate (the dual bound and the open-shop value
+  of the order, ``details``), scheduled by greedy;
+- ``sincronia``: the same order, with the allocation as a parameter (greedy, or Varys' MADD
+  plus greedy backfill). With greedy the two coincide by design.
+"""
+
+from __future__ import annotations
+
+import time
+
+from coflowlab.instance import Instance
+from coflowlab.list_scheduling import Allocation, list_schedule
+from coflowlab.solution import Guarantee, Solution, approximation_solution
+
+from .primal_dual import primal_dual_order
+
+__all__ = ["SINCRONIA_GUARANTEE", "solve_primal_dual", "solve_sincronia"]
+
+SINCRONIA_GUARANTEE = Guarantee(
+    4.0,
+    "dual",
+    "Σ w C ≤ 4·dual ≤ 4·OPT (fluid, zero release dates)",
+    "Agarwal et al., Sincronia, SIGCOMM 2018, offline theorem; order from Mastrolilli et al., "
+    "ORL 38 (2010); specs/theory.md §3.3, §4.2 (F5)",
+)
+
+
+def _guarantee(instance: Instance) -> Guarantee | None:
+    return None if instance.has_releases else SINCRONIA_GUARANTEE
+
+
+def _run(method: str, instance: Instance, allocation: Allocation) -> Solution:
+    start = time.perf_counter()
+    pd = primal_dual_order(instance)
+    schedule = list_schedule(instance, pd.order, allocation)
+    return approximation_solution(
+        method,
+        instance,
+        schedule,
+        bound=pd.dual_objective,
+        bound_source="dual",
+        guarantee=_guarantee(instance),
+        runtime=time.perf_counter() - start,
+        order=tuple(pd.order.tolist()),
+        details={
+            "allocation": allocation,
+            "dual_objective": pd.dual_objective,
+            "cos_value": pd.cos_value,
+            "bottleneck": pd.bottleneck.tolist(),
+            "dual": pd.dual.tolist(),
+        },
+    )
+
+
+def solve_primal_dual(
+    instance: Instance,
+    *,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    mip_gap: float = 1e-6,
+    threads: int | None = None,
+    log: bool = False,
+) -> Solution:
+    """The primal-dual order (Mastrolilli et al. 2010; BSSI), scheduled by greedy allocation.
+
+    Parameters
+    ----------
+    instance
+        Any instance (release dates are respected by the schedule, ignored by the order).
+    solver, time_limit, mip_gap, threads, log
+        Accepted for a uniform interface; unused (the method solves no LP).
+
+    Returns
+    -------
+    Solution
+        Kind ``approximation``: the verified greedy schedule; ``bound`` the dual objective
+        (a certified lower bound on OPT); ``details``: ``dual_objective``, ``cos_value`` (the
+        order's value on the ports' concurrent open shop, ``≤ 2·dual``), ``bottleneck`` and
+        ``dual`` per position.
+
+    Examples
+    --------
+    Theory §10 I2 (one port): the order is Smith's rule and optimal, 19 = the dual.
+
+    >>> from coflowlab.instances.examples import theory_i2
+    >>> sol = solve_primal_dual(theory_i2())
+    >>> sol.order, sol.objective, sol.bound, sol.ratio
+    ((1, 0, 2), 19.0, 19.0, 1.0)
+    """
+    return _run("primal-dual", instance, "greedy")
+
+
+def solve_sincronia(
+    instance: Instance,
+    *,
+    allocation: Allocation = "greedy",
+    solver: str = "highs",
+    time_limit: float | None = None,
+    mip_gap: float = 1e-6,
+    threads: int | None = None,
+    log: bool = False,
+) -> Solution:
+    """Sincronia offline: the BSSI order and an order-respecting, work-conserving allocation.
+
+    Parameters
+    ----------
+    instance
+        Any instance; the 4·OPT guarantee needs zero release dates (else ``guarantee`` is
+        ``None``).
+    allocation
+        ``"greedy"`` (strict priority, Sincronia's GREEDY; default) or ``"madd"`` (MADD in the
+        order plus greedy backfill); :mod:`coflowlab.list_scheduling`.
+    solver, time_limit, mip_gap, threads, log
+        Accepted for a uniform interface; unused.
+
+    Examples
+    --------
+    Thesis Fig. 5.3: BSSI serves C2 first (CCTs 7 and 3), within 4 of the dual bound.
+
+    >>> from coflowlab.instances.examples import fig_5_3
+    >>> sol = solve_sincronia(fig_5_3(), allocation="madd")
+    >>> sol.completion_times.tolist(), sol.guarantee.holds(sol.objective, sol.bound)
+    ([7.0, 3.0], True)
+    """
+    return _run("sincronia", instance, allocation)

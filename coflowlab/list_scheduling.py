@@ -1,0 +1,158 @@
+"""Order-respecting fluid schedules: a fixed coflow order, rates from a core allocation primitive.
+
+Every ordering-based algorithm (Sincronia, LP-OV list scheduling, the plain orderings of
+``coflowlab solve``) ends the same way: given a permutation of the coflows, serve them in that
+order with an order-respecting, work-conserving allocation, recomputed whenever a flow is
+released or completes. This module does that once, by replaying the instance through the exact
+event-driven simulator (:func:`coflowlab.simulate`) with :class:`StaticPriority`, a clairvoyant
+policy that never reorders.
+
+Allocations (``specs/theory.md`` §4.4):
+
+- ``"greedy"``: strict priority. Coflows in order, and inside a coflow its flows in the
+  instance's flow order (:meth:`Instance.coflow_flows`), each take the smaller of their two
+  residual port capacities (:func:`coflowlab.allocation.priority_greedy`). This is Sincronia's
+  GREEDY, whose per-coflow completion obeys ``C_k ≤ R_k + max_e (L_in + L_out)(prefix)`` (F5).
+- ``"madd"``: Varys' MADD in the order (each coflow's flows finish together at its Γ against
+  the capacity the earlier coflows left, :func:`coflowlab.allocation.madd`), then a greedy
+  backfill in the same order, so the allocation is work conserving as well.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .allocation import backfill, madd, priority_greedy
+from .instance import Instance
+from .policy import ClairvoyantState, Decision, InstanceView, ObservedState
+from .schedules import FluidSchedule
+from .simulator import simulate
+
+__all__ = ["ALLOCATIONS", "Allocation", "StaticPriority", "list_schedule"]
+
+Allocation = Literal["greedy", "madd"]
+ALLOCATIONS: tuple[str, ...] = ("greedy", "madd")
+
+IntArray = npt.NDArray[np.int64]
+
+
+def _check_order(order: npt.ArrayLike, num_coflows: int) -> IntArray:
+    arr = np.asarray(order)
+    if arr.ndim != 1 or len(arr) != num_coflows or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(
+            f"order must list each of the {num_coflows} coflows once, got shape {arr.shape}"
+        )
+    seen = np.zeros(num_coflows, dtype=bool)
+    for pos, k in enumerate(arr.tolist()):
+        if not 0 <= k < num_coflows or seen[k]:
+            what = "out of range" if not 0 <= k < num_coflows else "repeated"
+            raise ValueError(f"order[{pos}] = {k} is {what} (coflows are 0..{num_coflows - 1})")
+        seen[k] = True
+    return arr.astype(np.int64)
+
+
+class StaticPriority:
+    """A clairvoyant policy that serves the coflows in one fixed order (never reordered).
+
+    Parameters
+    ----------
+    order
+        A permutation of the coflow indices, first served first.
+    allocation
+        ``"greedy"`` (strict priority, default) or ``"madd"`` (MADD plus greedy backfill); see
+        the module docstring.
+
+    Examples
+    --------
+    Thesis Fig. 5.3 with C2 first: C2 finishes at 3, C1 at 7.
+
+    >>> from coflowlab import simulate
+    >>> from coflowlab.instances.examples import fig_5_3
+    >>> simulate(fig_5_3(), StaticPriority([1, 0])).coflow_completion.tolist()
+    [7.0, 3.0]
+    """
+
+    name: ClassVar[str] = "static-priority"
+    clairvoyant: ClassVar[bool] = True
+
+    def __init__(self, order: npt.ArrayLike, allocation: Allocation = "greedy") -> None:
+        if allocation not in ALLOCATIONS:
+            raise ValueError(
+                f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}"
+            )
+        self.order = np.asarray(order)
+        self.allocation = allocation
+
+    def reset(self, view: InstanceView) -> None:
+        """Ranks every flow: its coflow's position in the order, then its instance position."""
+        n = view.num_coflows
+        order = _check_order(self.order, n)
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        coflow = np.asarray(view.flow_coflow, dtype=np.int64)
+        # flows in priority order: by coflow rank, then in instance order (a stable sort keeps
+        # the flow index order, which is the instance's flow order within a coflow)
+        by_priority = np.argsort(rank[coflow], kind="stable")
+        self._flow_rank = np.empty(len(coflow), dtype=np.int64)
+        self._flow_rank[by_priority] = np.arange(len(coflow))
+        self._coflow_rank = rank
+        self._cap_in = np.asarray(view.cap_in, dtype=np.float64)
+        self._cap_out = np.asarray(view.cap_out, dtype=np.float64)
+
+    def decide(self, state: ObservedState) -> Decision:
+        """Rates of the active flows in the fixed order."""
+        st: ClairvoyantState = state  # type: ignore[assignment]
+        flows = np.asarray(st.flows)
+        priority = np.argsort(self._flow_rank[flows], kind="stable")
+        src, dst = np.asarray(st.src), np.asarray(st.dst)
+        if self.allocation == "greedy":
+            rates = priority_greedy(priority, src, dst, self._cap_in, self._cap_out)
+            return Decision(rates)
+        coflow = np.asarray(st.coflow)[priority]
+        cut = np.flatnonzero(np.diff(coflow)) + 1
+        ptr = np.concatenate([[0], cut, [len(priority)]]).astype(np.int64)
+        rates, _ = madd(ptr, priority, st.remaining, src, dst, self._cap_in, self._cap_out)
+        return Decision(backfill(rates, priority, src, dst, self._cap_in, self._cap_out))
+
+
+def list_schedule(
+    instance: Instance, order: npt.ArrayLike, allocation: Allocation = "greedy"
+) -> FluidSchedule:
+    """The fluid schedule of ``instance`` that serves its coflows in ``order``.
+
+    Release times and dependencies are respected (a flow sends from its release on; a
+    dependent coflow starts after the coflows it depends on). The schedule is not verified
+    here: callers hand it to :func:`coflowlab.verify` (or :func:`coflowlab.solution.
+    schedule_solution`), which computes the completion times.
+
+    Parameters
+    ----------
+    instance
+        The instance.
+    order
+        A permutation of ``0..n-1``, first served first.
+    allocation
+        ``"greedy"`` or ``"madd"`` (module docstring).
+
+    Raises
+    ------
+    ValueError
+        ``order`` is not a permutation of the coflows (the offending position is named), or
+        the allocation is unknown.
+
+    Examples
+    --------
+    >>> from coflowlab import verify
+    >>> from coflowlab.instances.examples import fig_5_3
+    >>> inst = fig_5_3()
+    >>> verify(inst, list_schedule(inst, [1, 0])).coflow_completion.tolist()
+    [7.0, 3.0]
+    """
+    _check_order(order, instance.num_coflows)
+    policy = StaticPriority(order, allocation)
+    result = simulate(instance, policy, verify_schedule=False, record=True)
+    assert result.schedule is not None
+    return result.schedule
