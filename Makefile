@@ -26,6 +26,10 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow $(PYTEST_ARGS)
 
+# the property suites with thousands of examples each, and their summary table
+proofs: $(STAMP)
+	COFLOWLAB_PROOFS=thorough $(PY) -m pytest -q proofs-checks --proofs-summary $(PYTEST_ARGS)
+
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 

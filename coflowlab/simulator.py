@@ -491,6 +491,13 @@ def _verified(
                 "records were streamed; verifying the admitted coflows needs them (record=True)"
             )
         keep = np.setdiff1d(np.arange(inst.num_coflows), rejected)
+        if not len(keep):  # everything rejected: nothing may have been sent
+            if np.any(schedule.rate > 0):
+                raise SimulationError("a rejected coflow has rate records")
+            from .time_models import TimeModel
+
+            empty = np.zeros(0)
+            return VerificationReport(TimeModel.FLUID, (), {}, empty, empty, 0.0, empty, empty)
         sub = inst.subset(keep)
         flows = np.concatenate([inst.coflow_flows(int(k)) for k in keep])
         new_index = np.full(inst.num_flows, -1, dtype=np.int64)
@@ -512,6 +519,8 @@ def _completions_from(
     if not len(rejected):
         return report.flow_completion.copy(), report.coflow_completion.copy()
     keep = np.setdiff1d(np.arange(inst.num_coflows), rejected)
+    if not len(keep):
+        return np.full(inst.num_flows, np.nan), np.full(inst.num_coflows, np.nan)
     flows = np.concatenate([inst.coflow_flows(int(k)) for k in keep])
     flow_done = np.full(inst.num_flows, np.nan)
     flow_done[flows] = report.flow_completion
