@@ -1,0 +1,1056 @@
+"""Numba kernels of coflowlab.heuristics.dclas_kernels (documented there), at module level: numba's
+disk cache finds a kernel again in a new process only when the kernels it calls are module
+globals, not closures."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def progressive_fill(
+    idx,
+    lo,
+    hi,
+    fixed,
+    pa,
+    pb,
+    plist,
+    nports,
+    pcnt,
+    pstart,
+    pfill,
+    members,
+    rcap,
+    level,
+    used,
+    rate,
+    left,
+):  # pragma: no cover - numba
+    # Max-min fair increments of the unfixed flows idx[lo:hi] within the port capacities
+    # rcap, the ports' counts, levels and offsets already set up: the one progressive
+    # filling both `allocate` and `fill_group` run (the same operations, so the same bits).
+    for t in range(lo, hi):
+        if fixed[t]:
+            continue
+        j = idx[t]
+        members[pfill[pa[j]]] = t
+        pfill[pa[j]] += 1
+        members[pfill[pb[j]]] = t
+        pfill[pb[j]] += 1
+    # progressive filling: the port with the lowest fair level fixes its flows.
+    # Levels are kept per port and exhausted ports move behind `live_ports`, so a
+    # step scans only the ports still in play.
+    live_ports = nports
+    while left > 0:
+        best = np.inf
+        bp = -1
+        i = 0
+        while i < live_ports:
+            p = plist[i]
+            if pcnt[p] == 0:
+                live_ports -= 1
+                plist[i] = plist[live_ports]
+                plist[live_ports] = p
+                continue
+            if level[p] < best:
+                best = level[p]
+                bp = p
+            i += 1
+        best = max(best, 0.0)
+        k = 0
+        for s in range(pstart[bp], pfill[bp]):
+            t = members[s]
+            if fixed[t]:
+                continue
+            fixed[t] = True
+            k += 1
+            j = idx[t]
+            rate[j] += best
+            o = pb[j] if pa[j] == bp else pa[j]
+            rcap[o] -= best
+            used[o] += best
+            pcnt[o] -= 1
+            if pcnt[o] > 0:
+                level[o] = rcap[o] / pcnt[o]
+        left -= k
+        used[bp] += best * k
+        pcnt[bp] = 0
+
+
+@njit(cache=True)
+def allocate(
+    gstart, gsize, live, pa, pb, ka, kb, cap, weight, strict, max_rounds, rate
+):  # pragma: no cover - numba
+    # D-CLAS rounds of `dclas_allocation` (spec §1.6 [interp]). Group g owns positions
+    # gstart[g] .. gstart[g] + gsize[g] - 1 of the per-position arrays (those with `live`
+    # set are flows): ports pa (ingress p) and pb (egress m + p), (queue, port) keys ka,
+    # kb (= queue * 2m + port). Groups are served in index order, a group's flows in
+    # position order. Writes the rates of the live positions into `rate`.
+    np2 = cap.shape[0]
+    m = np2 // 2
+    nq = weight.shape[0]
+    ng = gstart.shape[0]
+    total = 0
+    for g in range(ng):
+        total += gsize[g]
+    res = cap.copy()
+    eps = 1e-12 * res
+    total_cap = 0.0
+    for p in range(np2):
+        total_cap += res[p]
+    # `act`: the flows that can still grow, in service order (gptr delimits each
+    # group's). A flow at a saturated port never grows again, so each round (and the
+    # final backfill) walks a shrinking list rather than every flow.
+    act = np.empty(total, dtype=np.int64)
+    gptr = np.empty(ng + 1, dtype=np.int64)
+    na = 0
+    for g in range(ng):
+        gptr[g] = na
+        for j in range(gstart[g], gstart[g] + gsize[g]):
+            if not live[j]:
+                continue
+            rate[j] = 0.0
+            if res[pa[j]] > eps[pa[j]] and res[pb[j]] > eps[pb[j]]:
+                act[na] = j
+                na += 1
+    gptr[ng] = na
+    ent = np.zeros(nq * np2)  # entitlement of queue q at port p: ent[q * np2 + p]
+    seen = np.zeros(nq * np2, dtype=np.bool_)
+    pools = np.empty(min(2 * na, nq * np2), dtype=np.int64)
+    wsum = np.zeros(np2)
+    top = np.full(np2, nq, dtype=np.int64)
+    # scratch of the max-min inside one group
+    pcnt = np.zeros(np2, dtype=np.int64)
+    pstart = np.zeros(np2, dtype=np.int64)
+    pfill = np.zeros(np2, dtype=np.int64)
+    pool = np.zeros(np2, dtype=np.int64)
+    rcap = np.zeros(np2)
+    level = np.zeros(np2)
+    used = np.zeros(np2)
+    plist = np.empty(np2, dtype=np.int64)
+    members = np.empty(2 * na, dtype=np.int64)
+    fixed = np.zeros(na, dtype=np.bool_)
+    for _ in range(max_rounds):
+        if na == 0:
+            break
+        # 1. entitlements: each port's residual split among the queues that can grow there
+        npools = 0
+        for t in range(na):
+            j = act[t]
+            for k in range(2):
+                key = ka[j] if k == 0 else kb[j]
+                if not seen[key]:
+                    seen[key] = True
+                    pools[npools] = key
+                    npools += 1
+                    p = key % np2
+                    q = key // np2
+                    wsum[p] += weight[q]
+                    if q < top[p]:
+                        top[p] = q
+        for i in range(npools):
+            key = pools[i]
+            p = key % np2
+            q = key // np2
+            if strict:
+                ent[key] = res[p] if q == top[p] else 0.0
+            else:
+                ent[key] = res[p] * weight[q] / wsum[p]
+        for i in range(npools):
+            key = pools[i]
+            p = key % np2
+            seen[key] = False
+            wsum[p] = 0.0
+            top[p] = nq
+        # 2. groups in order; max-min fair increments inside a group, within entitlements
+        progress = 0.0
+        for g in range(ng):
+            lo = gptr[g]
+            hi = gptr[g + 1]
+            if lo == hi:
+                continue
+            # a flow whose pool is exhausted at one of its ports gets nothing this round;
+            # progressive filling would fix it first, at level 0, without using capacity,
+            # so leaving it out gives the same increments and skips most of the work for
+            # coflows waiting behind others of their queue
+            nports = 0
+            left = 0
+            for t in range(lo, hi):
+                j = act[t]
+                if ent[ka[j]] <= 0.0 or ent[kb[j]] <= 0.0:
+                    fixed[t] = True
+                    continue
+                fixed[t] = False
+                left += 1
+                a = pa[j]
+                b = pb[j]
+                if pcnt[a] == 0:
+                    plist[nports] = a
+                    nports += 1
+                    pool[a] = ka[j]
+                pcnt[a] += 1
+                if pcnt[b] == 0:
+                    plist[nports] = b
+                    nports += 1
+                    pool[b] = kb[j]
+                pcnt[b] += 1
+            if left == 0:
+                continue
+            run = 0
+            for i in range(nports):
+                p = plist[i]
+                pstart[p] = run
+                pfill[p] = run
+                run += pcnt[p]
+                rcap[p] = ent[pool[p]]
+                level[p] = rcap[p] / pcnt[p]
+                used[p] = 0.0
+            progressive_fill(
+                act,
+                lo,
+                hi,
+                fixed,
+                pa,
+                pb,
+                plist,
+                nports,
+                pcnt,
+                pstart,
+                pfill,
+                members,
+                rcap,
+                level,
+                used,
+                rate,
+                left,
+            )
+            # what the group took, per port (its flows at a port share one pool)
+            for i in range(nports):
+                p = plist[i]
+                x = used[p]
+                if x > 0.0:
+                    ent[pool[p]] -= x
+                    res[p] -= x
+                    if p < m:
+                        progress += x
+        # 3. flows at a saturated port are done (dropped from `act`, order kept); stop
+        # when nothing can grow any more
+        k = 0
+        lo = gptr[0]
+        for g in range(ng):
+            hi = gptr[g + 1]
+            gptr[g] = k
+            for t in range(lo, hi):
+                j = act[t]
+                if res[pa[j]] > eps[pa[j]] and res[pb[j]] > eps[pb[j]]:
+                    act[k] = j
+                    k += 1
+            lo = hi
+        gptr[ng] = k
+        na = k
+        if progress <= 1e-12 * total_cap:
+            break
+    # work conservation: whatever is left goes greedily, in service order
+    for t in range(na):
+        j = act[t]
+        x = min(res[pa[j]], res[pb[j]])
+        if x > 0.0:
+            rate[j] += x
+            res[pa[j]] -= x
+            res[pb[j]] -= x
+
+
+@njit(cache=True)
+def allocate_dense(
+    order,
+    row_ptr,
+    col_ptr,
+    cell_ptr,
+    row_port,
+    col_port,
+    key_base,
+    live,
+    row_live,
+    col_live,
+    bf_ptr,
+    bf_cell,
+    bf_row,
+    bf_col,
+    cap,
+    weight,
+    max_rounds,
+    rate,
+):  # pragma: no cover - numba
+    # The rounds of `allocate`, for coflows stored as dense matrices (see _ActiveFlows):
+    # coflow order[g] is served g-th, its flows by index in the final backfill. A flow can
+    # grow while both its ports are unsaturated, so frozen flows need no state of their own;
+    # inside a coflow each flow gets the level of whichever of its ports fills first, and
+    # ports are the rows and columns of the coflow's matrix.
+    np2 = cap.shape[0]
+    nq = weight.shape[0]
+    ng = order.shape[0]
+    res = cap.copy()
+    eps = 1e-12 * res
+    total_cap = 0.0
+    for p in range(np2):
+        total_cap += res[p]
+    # local row / column slots of the groups, in service order
+    roff = np.empty(ng + 1, dtype=np.int64)
+    coff = np.empty(ng + 1, dtype=np.int64)
+    nr = 0
+    nc = 0
+    for g in range(ng):
+        c = order[g]
+        roff[g] = nr
+        coff[g] = nc
+        nr += row_ptr[c + 1] - row_ptr[c]
+        nc += col_ptr[c + 1] - col_ptr[c]
+        for k in range(cell_ptr[c], cell_ptr[c + 1]):
+            rate[k] = 0.0
+    roff[ng] = nr
+    coff[ng] = nc
+    ns = nr + nc
+    # per slot (rows first, then columns): port, key, flags and water-filling state
+    sport = np.empty(ns, dtype=np.int64)
+    skey = np.empty(ns, dtype=np.int64)
+    for g in range(ng):
+        c = order[g]
+        for i in range(row_ptr[c + 1] - row_ptr[c]):
+            sport[roff[g] + i] = row_port[row_ptr[c] + i]
+            skey[roff[g] + i] = key_base[c] + row_port[row_ptr[c] + i]
+        for j in range(col_ptr[c + 1] - col_ptr[c]):
+            sport[nr + coff[g] + j] = col_port[col_ptr[c] + j]
+            skey[nr + coff[g] + j] = key_base[c] + col_port[col_ptr[c] + j]
+    free = np.zeros(ns, dtype=np.bool_)  # port not saturated
+    for s in range(ns):
+        free[s] = res[sport[s]] > eps[sport[s]]
+    part = np.zeros(ns, dtype=np.bool_)  # takes part in this group's filling
+    cnt = np.zeros(ns, dtype=np.int64)
+    rcap = np.zeros(ns)
+    level = np.zeros(ns)
+    used = np.zeros(ns)
+    T = np.zeros(ns)
+    done = np.zeros(ns, dtype=np.bool_)
+    cand = np.empty(ns, dtype=np.int64)
+    lst = np.empty(ns, dtype=np.int64)  # a group's columns (then rows) in play
+    ent = np.zeros(nq * np2)
+    seen = np.zeros(nq * np2, dtype=np.bool_)
+    pools = np.empty(nq * np2, dtype=np.int64)
+    wsum = np.zeros(np2)
+    for _ in range(max_rounds):
+        # 1. flows that can grow: both ports unsaturated; pools = their (queue, port) pairs
+        for s in range(ns):
+            free[s] = res[sport[s]] > eps[sport[s]]
+            cnt[s] = 0
+        any_free = False
+        for g in range(ng):
+            c = order[g]
+            M = row_ptr[c + 1] - row_ptr[c]
+            R = col_ptr[c + 1] - col_ptr[c]
+            r0 = roff[g]
+            c0 = nr + coff[g]
+            base = cell_ptr[c]
+            nl = 0
+            for j in range(R):
+                if free[c0 + j] and col_live[col_ptr[c] + j] > 0:
+                    lst[nl] = j
+                    nl += 1
+            all_free = nl == R
+            for i in range(M):
+                all_free &= free[r0 + i] > 0 or row_live[row_ptr[c] + i] == 0
+            if all_free:
+                # no saturated port: every active flow can grow (the first round, mostly)
+                for i in range(M):
+                    cnt[r0 + i] = row_live[row_ptr[c] + i]
+                for j in range(R):
+                    cnt[c0 + j] = col_live[col_ptr[c] + j]
+                continue
+            for i in range(M):
+                if not free[r0 + i] or row_live[row_ptr[c] + i] == 0:
+                    continue
+                k0 = base + i * R
+                n = 0
+                for q in range(nl):
+                    j = lst[q]
+                    v = live[k0 + j]
+                    n += v
+                    cnt[c0 + j] += v
+                cnt[r0 + i] = n
+        npools = 0
+        for s in range(ns):
+            if cnt[s] > 0:
+                any_free = True
+                key = skey[s]
+                if not seen[key]:
+                    seen[key] = True
+                    pools[npools] = key
+                    npools += 1
+                    wsum[key % np2] += weight[key // np2]
+        if not any_free:
+            break
+        for i in range(npools):
+            key = pools[i]
+            p = key % np2
+            ent[key] = res[p] * weight[key // np2] / wsum[p]
+        for i in range(npools):
+            key = pools[i]
+            seen[key] = False
+            wsum[key % np2] = 0.0
+        # 2. groups in order: max-min fair increments within the entitlements
+        progress = 0.0
+        for g in range(ng):
+            c = order[g]
+            M = row_ptr[c + 1] - row_ptr[c]
+            R = col_ptr[c + 1] - col_ptr[c]
+            r0 = roff[g]
+            c0 = nr + coff[g]
+            base = cell_ptr[c]
+            # columns in play first in `lst`, then rows in play
+            exhausted = False
+            ncol = 0
+            for j in range(R):
+                s = c0 + j
+                part[s] = cnt[s] > 0 and ent[skey[s]] > 0.0
+                exhausted |= cnt[s] > 0 and not part[s]
+                if part[s]:
+                    lst[ncol] = j
+                    ncol += 1
+            nl = ncol
+            for i in range(M):
+                s = r0 + i
+                part[s] = cnt[s] > 0 and ent[skey[s]] > 0.0
+                exhausted |= cnt[s] > 0 and not part[s]
+                if part[s]:
+                    lst[nl] = i
+                    nl += 1
+            left = 0
+            if exhausted:
+                # some flows get nothing: count the others again
+                for q in range(ncol):
+                    cnt[c0 + lst[q]] = 0
+                for q in range(ncol, nl):
+                    i = lst[q]
+                    k0 = base + i * R
+                    n = 0
+                    for p in range(ncol):
+                        j = lst[p]
+                        v = live[k0 + j]
+                        n += v
+                        cnt[c0 + j] += v
+                    cnt[r0 + i] = n
+            for q in range(ncol, nl):
+                left += cnt[r0 + lst[q]]
+            if left == 0:
+                continue
+            nc_ = 0
+            for s in range(r0, r0 + M):
+                done[s] = not part[s] or cnt[s] == 0
+                T[s] = np.inf
+                used[s] = 0.0
+                if not done[s]:
+                    rcap[s] = ent[skey[s]]
+                    level[s] = rcap[s] / cnt[s]
+                    cand[nc_] = s
+                    nc_ += 1
+            for s in range(c0, c0 + R):
+                done[s] = not part[s] or cnt[s] == 0
+                T[s] = np.inf
+                used[s] = 0.0
+                if not done[s]:
+                    rcap[s] = ent[skey[s]]
+                    level[s] = rcap[s] / cnt[s]
+                    cand[nc_] = s
+                    nc_ += 1
+            while left > 0:
+                best = np.inf
+                bs = -1
+                q = 0
+                while q < nc_:
+                    s = cand[q]
+                    if done[s]:
+                        nc_ -= 1
+                        cand[q] = cand[nc_]
+                        continue
+                    if level[s] < best:
+                        best = level[s]
+                        bs = s
+                    q += 1
+                best = max(best, 0.0)
+                done[bs] = True
+                T[bs] = best
+                k = 0
+                if bs < c0:  # a row: its flows to columns still in play
+                    i = bs - r0
+                    k0 = base + i * R
+                    for q in range(ncol):
+                        j = lst[q]
+                        o = c0 + j
+                        if live[k0 + j] and not done[o]:
+                            k += 1
+                            rcap[o] -= best
+                            used[o] += best
+                            cnt[o] -= 1
+                            if cnt[o] > 0:
+                                level[o] = rcap[o] / cnt[o]
+                            else:
+                                done[o] = True
+                else:
+                    j = bs - c0
+                    for q in range(ncol, nl):
+                        i = lst[q]
+                        o = r0 + i
+                        if live[base + i * R + j] and not done[o]:
+                            k += 1
+                            rcap[o] -= best
+                            used[o] += best
+                            cnt[o] -= 1
+                            if cnt[o] > 0:
+                                level[o] = rcap[o] / cnt[o]
+                            else:
+                                done[o] = True
+                left -= k
+                used[bs] += best * k
+            # each flow got the level of whichever of its ports filled first
+            for q in range(ncol, nl):
+                i = lst[q]
+                ti = T[r0 + i]
+                k0 = base + i * R
+                for p in range(ncol):
+                    j = lst[p]
+                    if live[k0 + j]:
+                        x = min(ti, T[c0 + j])
+                        if x > 0.0:
+                            rate[k0 + j] += x
+            for s in range(r0, r0 + M):
+                x = used[s]
+                if part[s] and x > 0.0:
+                    ent[skey[s]] -= x
+                    res[sport[s]] -= x
+                    progress += x
+            for s in range(c0, c0 + R):
+                x = used[s]
+                if part[s] and x > 0.0:
+                    ent[skey[s]] -= x
+                    res[sport[s]] -= x
+        # 3. flows at a saturated port are done; stop when nothing can grow any more
+        for s in range(ns):
+            free[s] = res[sport[s]] > eps[sport[s]]
+        if progress <= 1e-12 * total_cap:
+            break
+    # work conservation: what is left goes greedily, in service order (a coflow's flows by
+    # index), to the flows that could still grow after the last round
+    for g in range(ng):
+        c = order[g]
+        r0 = roff[g]
+        c0 = nr + coff[g]
+        rows_free = False
+        for s in range(r0, r0 + row_ptr[c + 1] - row_ptr[c]):
+            rows_free |= free[s] > 0
+        cols_free = False
+        for s in range(c0, c0 + col_ptr[c + 1] - col_ptr[c]):
+            cols_free |= free[s] > 0
+        if not (rows_free and cols_free):
+            continue  # every flow of the coflow is at a saturated port
+        for q in range(bf_ptr[c], bf_ptr[c + 1]):
+            k = bf_cell[q]
+            i = bf_row[q]
+            j = bf_col[q]
+            if not (live[k] and free[r0 + i] and free[c0 + j]):
+                continue
+            a = sport[r0 + i]
+            b = sport[c0 + j]
+            x = min(res[a], res[b])
+            if x > 0.0:
+                rate[k] += x
+                res[a] -= x
+                res[b] -= x
+
+
+@njit(cache=True)
+def collect(order, cell_ptr, live, cell_flow, rate, last_rate):  # pragma: no cover
+    # the flows whose rate changed (remembered in last_rate) and each group's total rate
+    total = 0
+    for c in order:
+        total += cell_ptr[c + 1] - cell_ptr[c]
+    flows = np.empty(total, dtype=np.int64)
+    rates = np.empty(total)
+    group_rate = np.zeros(order.shape[0])
+    n = 0
+    for g in range(order.shape[0]):
+        c = order[g]
+        s = 0.0
+        for k in range(cell_ptr[c], cell_ptr[c + 1]):
+            if not live[k]:
+                continue
+            x = rate[k]
+            s += x
+            f = cell_flow[k]
+            if x != last_rate[f]:
+                last_rate[f] = x
+                flows[n] = f
+                rates[n] = x
+                n += 1
+        group_rate[g] = s
+    return flows[:n], rates[:n], group_rate
+
+
+@njit(cache=True)
+def fill_group(
+    mem, k, pa, pb, res, out, pcnt, pstart, pfill, rcap, level, used, plist, members, fixed
+):  # pragma: no cover - numba
+    # One group of `allocate`'s first round with a single queue (where every entitlement
+    # equals the port's residual): max-min fair rates for flows mem[:k] (in that order)
+    # within `res`, written to out[flow]; subtracts what they use from `res`. The
+    # arithmetic is `allocate`'s group step, operation for operation, so that FIFO-LM's
+    # incremental allocation gives the same bits as the allocation from scratch.
+    nports = 0
+    left = 0
+    for t in range(k):
+        j = mem[t]
+        out[j] = 0.0
+        if res[pa[j]] <= 0.0 or res[pb[j]] <= 0.0:
+            fixed[t] = True
+            continue
+        fixed[t] = False
+        left += 1
+        a = pa[j]
+        b = pb[j]
+        if pcnt[a] == 0:
+            plist[nports] = a
+            nports += 1
+        pcnt[a] += 1
+        if pcnt[b] == 0:
+            plist[nports] = b
+            nports += 1
+        pcnt[b] += 1
+    if left == 0:
+        return
+    run = 0
+    for i in range(nports):
+        p = plist[i]
+        pstart[p] = run
+        pfill[p] = run
+        run += pcnt[p]
+        rcap[p] = res[p]
+        level[p] = rcap[p] / pcnt[p]
+        used[p] = 0.0
+    progressive_fill(
+        mem,
+        0,
+        k,
+        fixed,
+        pa,
+        pb,
+        plist,
+        nports,
+        pcnt,
+        pstart,
+        pfill,
+        members,
+        rcap,
+        level,
+        used,
+        out,
+        left,
+    )
+    for i in range(nports):
+        p = plist[i]
+        x = used[p]
+        if x > 0.0:
+            res[p] -= x
+
+
+@njit(cache=True)
+def fifo_update(
+    arrived,
+    completed,
+    coflow,
+    pin,
+    pout,
+    pa,
+    pb,
+    alive,
+    served,
+    pair_alive,
+    pair_unserved,
+    port_served,
+    c_alive,
+    c_unserved,
+    dirty,
+):  # pragma: no cover - numba
+    # FIFO-LM: applies arrivals (unserved until fifo_step looks at them) and completions
+    # to the counts; marks the groups that lost or gained flows (dirty[n] is group 0).
+    # Returns whether the set of active coflows changed.
+    n = c_alive.shape[0]
+    changed = False
+    for f in completed:
+        c = coflow[f]
+        alive[f] = False
+        pair_alive[pin[f]] -= 1
+        pair_alive[pout[f]] -= 1
+        c_alive[c] -= 1
+        changed |= c_alive[c] == 0
+        if served[f]:
+            served[f] = False
+            port_served[pa[f]] -= 1
+            port_served[pb[f]] -= 1
+            dirty[n] = True
+        else:
+            pair_unserved[pin[f]] -= 1
+            pair_unserved[pout[f]] -= 1
+            c_unserved[c] -= 1
+            dirty[c] = True
+    for f in arrived:
+        c = coflow[f]
+        alive[f] = True
+        served[f] = False
+        pair_alive[pin[f]] += 1
+        pair_alive[pout[f]] += 1
+        changed |= c_alive[c] == 0
+        c_alive[c] += 1
+        pair_unserved[pin[f]] += 1
+        pair_unserved[pout[f]] += 1
+        c_unserved[c] += 1
+        dirty[c] = True
+    return changed
+
+
+@njit(cache=True)
+def fifo_advance(t, t_last, pos, npos, rate, pin, pout, sent, stop):  # pragma: no cover
+    # bytes each (coflow, port) pair sent since the last decision, flow by flow in index
+    # order (the order of the allocation from scratch's np.add.at: same sums, same bits);
+    # a flow that completed before t (idle fabric) stops at its completion time stop[f]
+    dt = t - t_last
+    if dt > 0 and npos > 0:
+        for q in range(npos):
+            f = pos[q]
+            x = rate[f] * (min(t, stop[f]) - t_last)
+            sent[pin[f]] += x
+            sent[pout[f]] += x
+
+
+@njit(cache=True)
+def regroup(
+    f,
+    n,
+    coflow,
+    pin,
+    pout,
+    pa,
+    pb,
+    served,
+    served_at,
+    pair_unserved,
+    port_served,
+    c_unserved,
+    dirty,
+):  # pragma: no cover - numba
+    # FIFO-LM: moves flow f into group 0 (both its pairs served) or out of it
+    s = served_at[pin[f]] and served_at[pout[f]]
+    if s == served[f]:
+        return
+    c = coflow[f]
+    d = 1 if s else -1
+    served[f] = s
+    port_served[pa[f]] += d
+    port_served[pb[f]] += d
+    pair_unserved[pin[f]] -= d
+    pair_unserved[pout[f]] -= d
+    c_unserved[c] -= d
+    dirty[c] = True
+    dirty[n] = True
+
+
+@njit(cache=True)
+def fifo_step(
+    order,
+    arrived,
+    full,
+    bound,
+    threshold,
+    track,
+    t,
+    coflow,
+    pin,
+    pout,
+    pa,
+    pb,
+    c_ptr,
+    c_flows,
+    cp_ptr,
+    pair_port,
+    pf_ptr,
+    pf_flows,
+    alive,
+    served,
+    pair_alive,
+    pair_unserved,
+    port_served,
+    c_alive,
+    c_unserved,
+    dirty,
+    served_at,
+    sent,
+    rate,
+    before_pair,
+    after_pair,
+    before0,
+    after0,
+    new,
+    rank,
+    pr,
+    cap,
+    eps,
+    pos,
+    npos,
+):  # pragma: no cover - numba
+    # FIFO-LM's decision (see FifoLM): groups from the heavy/light pairs, then the
+    # allocation group by group, reusing a group's rates when neither its flows nor the
+    # residual capacity at its ports changed. Returns the flows whose rate changed, their
+    # rates, the new list of flows with a positive rate (index order), the next crossing
+    # (inf: none), and whether some flow could still grow (the allocation from scratch
+    # would then run more rounds, which the caller does).
+    n = c_alive.shape[0]
+    np2 = cap.shape[0]
+    ng = order.shape[0]
+    for g in range(ng):
+        rank[order[g]] = g
+    # the first light coflow at each port, in FIFO order (-1: none)
+    first = np.full(np2, -1, dtype=np.int64)
+    for g in range(ng):
+        c = order[g]
+        for q in range(cp_ptr[c], cp_ptr[c + 1]):
+            p = pair_port[q]
+            if pair_alive[q] > 0 and first[p] < 0 and not sent[q] >= bound:
+                first[p] = c
+    # a pair is served when its coflow is at or before the first light one there; a flow
+    # is in the multiplexed class (group 0) when both its pairs are served
+    moved = np.zeros(0, dtype=np.int64)
+    nmov = 0
+    for g in range(ng):
+        c = order[g]
+        for q in range(cp_ptr[c], cp_ptr[c + 1]):
+            fl = first[pair_port[q]]
+            s = fl < 0 or g <= rank[fl]
+            if s != served_at[q]:
+                served_at[q] = s
+                if pair_alive[q] > 0:
+                    if nmov == moved.shape[0]:
+                        grown = np.empty(2 * nmov + 16, dtype=np.int64)
+                        grown[:nmov] = moved[:nmov]
+                        moved = grown
+                    moved[nmov] = q
+                    nmov += 1
+    for i in range(nmov):
+        q = moved[i]
+        for w in range(pf_ptr[q], pf_ptr[q + 1]):
+            f = pf_flows[w]
+            if alive[f]:
+                regroup(f, n, coflow, pin, pout, pa, pb, served, served_at, pair_unserved,
+                        port_served, c_unserved, dirty)  # fmt: skip
+    for f in arrived:
+        regroup(f, n, coflow, pin, pout, pa, pb, served, served_at, pair_unserved,
+                port_served, c_unserved, dirty)  # fmt: skip
+    # allocation: group 0, then each coflow's other flows in FIFO order
+    res = cap.copy()
+    mem = np.empty(64, dtype=np.int64)
+    out_f = np.empty(64, dtype=np.int64)
+    out_r = np.empty(64)
+    nout = 0
+    pcnt = np.zeros(np2, dtype=np.int64)
+    pstart = np.zeros(np2, dtype=np.int64)
+    pfill = np.zeros(np2, dtype=np.int64)
+    rcap = np.zeros(np2)
+    level = np.zeros(np2)
+    used = np.zeros(np2)
+    plist = np.empty(np2, dtype=np.int64)
+    for g in range(-1, ng):
+        c = n if g < 0 else order[g]
+        if g < 0:
+            # group 0 always starts from the full capacities
+            if not (dirty[n] or full):
+                for p in range(np2):
+                    if port_served[p] > 0:
+                        res[p] = after0[p]
+                continue
+            k = 0
+            for cc in range(n):
+                if c_alive[cc] - c_unserved[cc] == 0:
+                    continue
+                for w in range(c_ptr[cc], c_ptr[cc + 1]):
+                    f = c_flows[w]
+                    if alive[f] and served[f]:
+                        if k == mem.shape[0]:
+                            grown = np.empty(2 * k, dtype=np.int64)
+                            grown[:k] = mem[:k]
+                            mem = grown
+                        mem[k] = f
+                        k += 1
+            if k == 0:
+                continue
+            mem[:k] = np.sort(mem[:k])  # flow index order, as the allocation from scratch
+        else:
+            if c_unserved[c] == 0:
+                continue
+            same = not (dirty[c] or full)
+            if same:
+                for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                    if pair_unserved[q] > 0 and res[pair_port[q]] != before_pair[q]:
+                        same = False
+                        break
+            if same:
+                for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                    if pair_unserved[q] > 0:
+                        res[pair_port[q]] = after_pair[q]
+                continue
+            for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                if pair_unserved[q] > 0:
+                    before_pair[q] = res[pair_port[q]]
+            k = 0
+            for w in range(c_ptr[c], c_ptr[c + 1]):
+                f = c_flows[w]
+                if alive[f] and not served[f]:
+                    if k == mem.shape[0]:
+                        grown = np.empty(2 * k, dtype=np.int64)
+                        grown[:k] = mem[:k]
+                        mem = grown
+                    mem[k] = f
+                    k += 1
+        dirty[c] = False
+        members = np.empty(2 * k, dtype=np.int64)
+        fixed = np.empty(k, dtype=np.bool_)
+        fill_group(
+            mem,
+            k,
+            pa,
+            pb,
+            res,
+            new,
+            pcnt,
+            pstart,
+            pfill,
+            rcap,
+            level,
+            used,
+            plist,
+            members,
+            fixed,
+        )
+        if g < 0:
+            for p in range(np2):
+                if port_served[p] > 0:
+                    after0[p] = res[p]
+        else:
+            for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                if pair_unserved[q] > 0:
+                    after_pair[q] = res[pair_port[q]]
+        for t_ in range(k):
+            f = mem[t_]
+            x = new[f]
+            if x != rate[f]:
+                if nout == out_f.shape[0]:
+                    gf = np.empty(2 * nout, dtype=np.int64)
+                    gr = np.empty(2 * nout)
+                    gf[:nout] = out_f[:nout]
+                    gr[:nout] = out_r[:nout]
+                    out_f = gf
+                    out_r = gr
+                out_f[nout] = f
+                out_r[nout] = x
+                nout += 1
+    dirty[n] = False
+    # could a flow still grow (both ports above the saturation tolerance)?
+    more = False
+    for g in range(ng):
+        c = order[g]
+        for q in range(cp_ptr[c], cp_ptr[c + 1]):
+            p = pair_port[q]
+            if more or pair_alive[q] == 0 or p >= np2 // 2 or not res[p] > eps[p]:
+                continue
+            for w in range(pf_ptr[q], pf_ptr[q + 1]):
+                f = pf_flows[w]
+                if alive[f] and res[pb[f]] > eps[pb[f]]:
+                    more = True
+                    break
+    # the flows with a positive rate, in index order: the old ones still positive, merged
+    # with those that became positive
+    fresh = np.empty(nout, dtype=np.int64)
+    nfresh = 0
+    for i in range(nout):
+        f = out_f[i]
+        if out_r[i] > 0.0 and not rate[f] > 0.0:
+            fresh[nfresh] = f
+            nfresh += 1
+    for i in range(nout):
+        rate[out_f[i]] = out_r[i]
+    fresh = np.sort(fresh[:nfresh])
+    newpos = np.empty(npos + nfresh, dtype=np.int64)
+    a = 0
+    b = 0
+    k = 0
+    while a < npos or b < nfresh:
+        if b >= nfresh or (a < npos and pos[a] < fresh[b]):
+            f = pos[a]
+            a += 1
+            if not (alive[f] and rate[f] > 0.0):
+                continue
+        else:
+            f = fresh[b]
+            b += 1
+        newpos[k] = f
+        k += 1
+    newpos = newpos[:k]
+    soonest = np.inf
+    if track:
+        # the earliest time a light pair's bytes sent reach the threshold
+        for q in range(k):
+            f = newpos[q]
+            pr[pin[f]] += rate[f]
+            pr[pout[f]] += rate[f]
+        need = np.inf
+        for q in range(k):
+            f = newpos[q]
+            for e in (pin[f], pout[f]):
+                if pr[e] > 0 and not sent[e] >= bound:
+                    need = min(need, max(threshold - sent[e], 0.0) / pr[e])
+        for q in range(k):
+            f = newpos[q]
+            pr[pin[f]] = 0.0
+            pr[pout[f]] = 0.0
+        if need < np.inf:
+            soonest = t + need
+    return out_f[:nout], out_r[:nout], newpos, soonest, more
+
+
+@njit(cache=True)
+def wakeups(now, sent, slack, rate, queue, his, delta, cross_tol):  # pragma: no cover
+    # the wake-up (see Aalo._wakeup) for sent + slack and for sent - slack; inf = none.
+    # Same arithmetic as _queue_of and _first_crossing; the wake-up is the first multiple
+    # of delta at or after the crossing and strictly after now.
+    out = np.empty(2)
+    nb = his.shape[0] - 1
+    for side in range(2):
+        pending = False
+        need = np.inf
+        for i in range(sent.shape[0]):
+            s = sent[i] + slack[i] if side == 0 else sent[i] - slack[i]
+            x = s * (1 + cross_tol)
+            reached = 0
+            while reached < nb and his[reached] <= x:
+                reached += 1
+            if reached > queue[i]:
+                pending = True
+            bound = his[queue[i]]
+            if rate[i] > 0 and np.isfinite(bound):
+                need = min(need, max(bound - s, 0.0) / rate[i])
+        t_cross = now if pending else now + need
+        if np.isinf(t_cross):
+            out[side] = np.inf
+        elif delta == 0:
+            out[side] = t_cross
+        else:
+            k = max(np.ceil(t_cross / delta - 1e-9), np.floor(now / delta + 1e-9) + 1)
+            out[side] = k * delta
+    return out
