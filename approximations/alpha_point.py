@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import reduce
@@ -673,23 +674,10 @@ def solve_alpha_point(
     >>> sol.report.feasible, 4 - 1e-9 <= sol.objective, sol.details["expected_cost"] <= 5 + 1e-6
     (True, True, True)
     """
-    start = time.perf_counter()
-    method = "alpha-point"
-    values, profile = _lp_profile(
-        method,
-        instance,
-        solver=solver,
-        time_limit=time_limit,
-        threads=threads,
-        log=log,
-        slot_length=slot_length,
-        strengthen=strengthen,
-        max_size=max_size,
-    )
-    alpha = sample_alpha(seed)
-    return _solution(
-        method, instance, values, profile, alpha, ALPHA_POINT_GUARANTEE, start, {"seed": seed}
-    )
+    lp = dict(solver=solver, time_limit=time_limit, threads=threads, log=log,
+              slot_length=slot_length, strengthen=strengthen, max_size=max_size)  # fmt: skip
+    return _stretched("alpha-point", instance, lp, lambda _: sample_alpha(seed),
+                      ALPHA_POINT_GUARANTEE, {"seed": seed})  # fmt: skip
 
 
 def solve_alpha_point_derandomized(
@@ -718,20 +706,22 @@ def solve_alpha_point_derandomized(
     >>> sol.objective <= sol.details["expected_cost"] + 1e-9 <= 2 * sol.bound + 1e-6
     True
     """
+    lp = dict(solver=solver, time_limit=time_limit, threads=threads, log=log,
+              slot_length=slot_length, strengthen=strengthen, max_size=max_size)  # fmt: skip
+    return _stretched("alpha-point-derandomized", instance, lp,
+                      lambda profile: profile.best_alpha()[0],
+                      ALPHA_POINT_DERANDOMIZED_GUARANTEE, {})  # fmt: skip
+
+
+def _stretched(
+    method: str,
+    instance: Instance,
+    lp: dict[str, Any],
+    pick: Callable[[AlphaProfile], float],
+    guarantee: Guarantee,
+    extra: dict[str, Any],
+) -> Solution:
+    """Solves the LP, picks ``α`` from its profile and wraps the stretched schedule."""
     start = time.perf_counter()
-    method = "alpha-point-derandomized"
-    values, profile = _lp_profile(
-        method,
-        instance,
-        solver=solver,
-        time_limit=time_limit,
-        threads=threads,
-        log=log,
-        slot_length=slot_length,
-        strengthen=strengthen,
-        max_size=max_size,
-    )
-    alpha, _ = profile.best_alpha()
-    return _solution(
-        method, instance, values, profile, alpha, ALPHA_POINT_DERANDOMIZED_GUARANTEE, start, {}
-    )
+    values, profile = _lp_profile(method, instance, **lp)
+    return _solution(method, instance, values, profile, pick(profile), guarantee, start, extra)

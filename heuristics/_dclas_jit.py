@@ -29,8 +29,16 @@ def progressive_fill(
     left,
 ):  # pragma: no cover - numba
     # Max-min fair increments of the unfixed flows idx[lo:hi] within the port capacities
-    # rcap, the ports' counts, levels and offsets already set up: the one progressive
+    # rcap of the nports ports in plist (whose flow counts pcnt are set): the one progressive
     # filling both `allocate` and `fill_group` run (the same operations, so the same bits).
+    run = 0
+    for i in range(nports):
+        p = plist[i]
+        pstart[p] = run
+        pfill[p] = run
+        run += pcnt[p]
+        level[p] = rcap[p] / pcnt[p]
+        used[p] = 0.0
     for t in range(lo, hi):
         if fixed[t]:
             continue
@@ -198,15 +206,8 @@ def allocate(
                 pcnt[b] += 1
             if left == 0:
                 continue
-            run = 0
             for i in range(nports):
-                p = plist[i]
-                pstart[p] = run
-                pfill[p] = run
-                run += pcnt[p]
-                rcap[p] = ent[pool[p]]
-                level[p] = rcap[p] / pcnt[p]
-                used[p] = 0.0
+                rcap[plist[i]] = ent[pool[plist[i]]]
             progressive_fill(
                 act,
                 lo,
@@ -627,15 +628,8 @@ def fill_group(
         pcnt[b] += 1
     if left == 0:
         return
-    run = 0
     for i in range(nports):
-        p = plist[i]
-        pstart[p] = run
-        pfill[p] = run
-        run += pcnt[p]
-        rcap[p] = res[p]
-        level[p] = rcap[p] / pcnt[p]
-        used[p] = 0.0
+        rcap[plist[i]] = res[plist[i]]
     progressive_fill(
         mem,
         0,
