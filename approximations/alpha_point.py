@@ -1,9 +1,10 @@
 """α-point stretching of the fluid time-indexed LP (Chowdhury, Khuller, Purohit, Yang, You,
-"Near optimal coflow scheduling in networks", SPAA 2019; ``specs/theory.md`` §6.2, §6.6, §7.1
-and property P14).
+"Near optimal coflow scheduling in networks", SPAA 2019; docs/theory.md#alpha-point and
+property P14).
 
-The paper's technique is recorded from memory in theory §6.2 [M]; the derivation below is
-ours [D], for the big switch (a star network) in the fluid model.
+The paper's technique (time-indexed LP, α with density 2α, schedule stretched by 1/α) is
+summarized in docs/theory.md; the derivation below is ours, for the big switch (a star
+network) in the fluid model.
 
 The LP schedule
 ---------------
@@ -41,8 +42,8 @@ longest one not above the default ``δ``. Releases that are not (close to) ratio
 denominator at most :data:`MAX_DENOMINATOR`, and values from a non-aligned LP, are refused
 with an error naming the flow and its release.
 
-Guarantee: ``E[Σ w C] ≤ 2·TI-LP`` [D]
--------------------------------------
+Guarantee: ``E[Σ w C] ≤ 2·TI-LP`` (our derivation)
+-------------------------------------------------
 Draw ``α`` with density ``2α`` on ``(0, 1]`` (``α = sqrt(U)``). Then
 ``E[C_j(α)/α] = ∫_0^1 2α C_j(α)/α dα = 2 ∫_0^1 C_j(α) dα``, and by the layer-cake formula
 (``C_j(α) > s`` exactly when ``g_j(s) < α``) ``∫_0^1 C_j(α) dα = ∫_0^∞ (1 - g_j(s)) ds``.
@@ -123,7 +124,7 @@ __all__ = [
 _SOURCE = (
     "Chowdhury, Khuller, Purohit, Yang, You, Near optimal coflow scheduling in networks, "
     "SPAA 2019 (α-point stretching); derivation for the big switch in "
-    "coflowlab.approximations.alpha_point; specs/theory.md §6.2, §6.6, §7.1, P14"
+    "coflowlab.approximations.alpha_point; docs/theory.md#alpha-point"
 )
 ALPHA_POINT_GUARANTEE = Guarantee(
     2.0,
@@ -667,7 +668,7 @@ def solve_alpha_point(
 
     Examples
     --------
-    Theory §10 I1 (one coflow, OPT 4, TI-LP 2.5).
+    Instance I1 (docs/theory.md#instances) (one coflow, OPT 4, TI-LP 2.5).
 
     >>> from coflowlab.instances.examples import theory_i1
     >>> sol = solve_alpha_point(theory_i1(), seed=1)
@@ -697,9 +698,8 @@ def solve_alpha_point_derandomized(
 
     Parameters and results are those of :func:`solve_alpha_point` (no ``seed``).
 
-    Examples
-    --------
-    Theory §10 I1 (one coflow, OPT 4, TI-LP 2.5): the best stretch is at most the mean.
+    Examples -------- Instance I1 (docs/theory.md#instances) (one coflow, OPT 4, TI-LP 2.5): the
+    best stretch is at most the mean.
 
     >>> from coflowlab.instances.examples import theory_i1
     >>> sol = solve_alpha_point_derandomized(theory_i1())

@@ -1,5 +1,5 @@
 """Birkhoff-von Neumann / König decompositions of demand matrices into matchings
-(``specs/theory.md`` §1.2: a coflow alone needs exactly ``ρ`` slots, or ``ρ`` time units).
+(docs/theory.md#time-models: a coflow alone needs exactly ``ρ`` slots, or ``ρ`` time units).
 
 Three functions, one algorithm:
 
@@ -243,9 +243,8 @@ def decompose_integral(matrix: npt.ArrayLike, rho: int | None = None) -> list[We
         The matrix is not two-dimensional, or an entry is negative, NaN, infinite or
         fractional (the message names the entry), or ``rho`` is below a line sum.
 
-    Examples
-    --------
-    Theory §10 I1 (``ρ = 4``, column 0): four slots in three distinct matchings.
+    Examples -------- Instance I1 (docs/theory.md#instances) (``ρ = 4``, column 0): four slots in
+    three distinct matchings.
 
     >>> terms = decompose_integral([[1, 2], [3, 0]])
     >>> sorted((t.weight, list(zip(t.rows.tolist(), t.cols.tolist()))) for t in terms)
@@ -398,7 +397,7 @@ def decompose_capacitated(
     matrix: npt.ArrayLike, row_capacity: npt.ArrayLike, col_capacity: npt.ArrayLike
 ) -> list[WeightedMatching]:
     """Exactly ``ρ = max_v ⌈L_v / c_v⌉`` slots for an integral matrix with integer port
-    capacities (the slotted model, theory §1.2 and §7.1).
+    capacities (the slotted model, docs/theory.md#time-models).
 
     Port ``v`` is split into ``⌈L_v / ρ⌉ ≤ c_v`` unit copies of load at most ``ρ`` each
     (filling them in order, an entry may straddle two copies); the split matrix has line sums

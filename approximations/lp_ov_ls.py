@@ -1,19 +1,19 @@
 """LP-OV ordering with list scheduling (Shafiee and Ghaderi, IEEE/ACM ToN 26(4), 2018;
-``specs/theory.md`` §5.3).
+docs/theory.md#lp-ov-ls).
 
 Solve the ordering-variable LP (:func:`coflowlab.formulations.lp_ov.solve_lp_ov`, continuous
 δ), order the coflows by their LP completion variables ``f_k`` (ties by index), and list-schedule
 them: strict-priority greedy rates in that order, recomputed at every release and completion
 (:func:`coflowlab.list_scheduling.list_schedule`). The paper list-schedules flows
-non-preemptively; greedy fluid rates satisfy the same prefix argument (theory §5.3 [M]).
+non-preemptively; greedy fluid rates satisfy the same prefix argument (our derivation).
 
-Guarantee [D derivation, V ratio]: ordered by ``f``, every prefix's load on a port is at most
-``2 f_k`` (theory §5.2), and greedy finishes coflow ``k`` by ``R_k`` plus its prefix's ingress
-plus egress load (F5), so ``C_k ≤ R_k + 4 f_k``; ``R_k ≤ f_k`` gives ``Σ w C ≤ 5·LP-OV`` with
-release dates and ``≤ 4·LP-OV`` without.
+Guarantee (the paper's ratios; our derivation, docs/theory.md#lp-ov-ls): ordered by ``f``, every
+prefix's load on a port is at most ``2 f_k`` (docs/theory.md#lp-ov), and greedy finishes coflow
+``k`` by ``R_k`` plus its prefix's ingress plus egress load (F5), so ``C_k ≤ R_k + 4 f_k``; ``R_k ≤
+f_k`` gives ``Σ w C ≤ 5·LP-OV`` with release dates and ``≤ 4·LP-OV`` without.
 
-Erratum (theory §5.4): a public MATLAB implementation states the LP wrongly (a vacuous
-release row, one pair row per coflow, binary δ); the LP here follows §5.2.
+Erratum (docs/theory.md#lp-ov-erratum): a public MATLAB implementation states the LP wrongly (a
+vacuous release row, one pair row per coflow, binary δ); the LP here follows §5.2.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from coflowlab.solvers import SolveStatus
 
 __all__ = ["LP_OV_LS_GUARANTEE", "LP_OV_LS_RELEASE_GUARANTEE", "solve_lp_ov_ls"]
 
-_SOURCE = "Shafiee & Ghaderi, IEEE/ACM ToN 26(4):1674-1687, 2018; specs/theory.md §5.2-5.3 (F5)"
+_SOURCE = "Shafiee & Ghaderi, IEEE/ACM ToN 26(4):1674-1687, 2018; docs/theory.md#lp-ov-ls"
 LP_OV_LS_GUARANTEE = Guarantee(4.0, "lp-ov", "Σ w C ≤ 4·LP-OV (zero release dates)", _SOURCE)
 LP_OV_LS_RELEASE_GUARANTEE = Guarantee(5.0, "lp-ov", "Σ w C ≤ 5·LP-OV (release dates)", _SOURCE)
 
@@ -63,9 +63,8 @@ def solve_lp_ov_ls(
         The LP did not solve to optimality (for instance, the time limit struck first): its
         value would not be a certified bound, so no ratio is reported.
 
-    Examples
-    --------
-    Theory §10 I3: LP-OV = 4 and the list schedule in its order is optimal.
+    Examples -------- Instance I3 (docs/theory.md#instances): LP-OV = 4 and the list schedule in
+    its order is optimal.
 
     >>> from coflowlab.instances.examples import theory_i3
     >>> sol = solve_lp_ov_ls(theory_i3())

@@ -1,12 +1,13 @@
 """Plain orderings as baselines: FIFO, SCF, NCF, TCF, static SEBF and Smith's ratio, each served
-by the same strict-priority greedy allocation (``specs/theory.md`` §4.4, §8 item 4).
+by the same strict-priority greedy allocation (the greedy of Sincronia's simulator;
+docs/coflowsim-model.md#sincronia).
 
 The orders are the core's (:func:`coflowlab.orderings.instance_order`, on original sizes);
 within a coflow, greedy walks the flows in the instance's flow order, as Sincronia's simulator
 does on its own input files. No guarantee is claimed for them. Each result is measured
 against the better of two certified lower bounds that cost no LP: the primal-dual dual
 objective (:mod:`coflowlab.approximations.primal_dual`) and ``Σ_j w_j (r_j + ρ_j)``
-(theory F3); ``bound_source`` names the one used.
+(docs/theory.md#f3); ``bound_source`` names the one used.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def cheap_bound(instance: Instance) -> tuple[float, str]:
     Examples
     --------
     >>> from coflowlab.instances.examples import theory_i2
-    >>> cheap_bound(theory_i2())
+    >>> bound, which = cheap_bound(theory_i2())
+    >>> round(bound, 9), which
     (19.0, 'dual')
     """
     dual = primal_dual_order(instance).dual_objective

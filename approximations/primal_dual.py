@@ -1,5 +1,6 @@
 """The primal-dual ordering of Mastrolilli, Queyranne, Schulz, Svensson and Uhan (ORL 38, 2010),
-which Sincronia calls BSSI (Bottleneck-Select-Scale-Iterate): ``specs/theory.md`` §3.3, §4.3.
+which Sincronia (SIGCOMM 2018) calls BSSI (Bottleneck-Select-Scale-Iterate);
+docs/theory.md#primal-dual.
 
 Coflows are jobs of a concurrent open shop on the ``2m`` ports (ingress, then egress), with
 processing times ``p[j, v]`` = the coflow's load on port ``v`` over the port's capacity
@@ -9,13 +10,13 @@ residual weight per unit of time on ``b`` is *selected* and placed last, the dua
 ``y(b, N)`` takes that ratio (*scale*), every unscheduled coflow's residual weight drops by
 ``y · p[j, b]``, and the step repeats on the rest (*iterate*).
 
-The ``y`` form a feasible solution of the dual of the parallel-inequality LP (theory §3.2,
-§3.3), so ``Σ y(b, N) f_b(N)`` with ``f_b(N) = ½[(Σ_N p_b)² + Σ_N p_b²]`` is a certified
-lower bound on OPT (release dates only add primal constraints, so it stays one with them).
-The permutation schedule of the order on the open shop costs at most twice it (the paper's
+The ``y`` form a feasible solution of the dual of the parallel-inequality LP
+(docs/theory.md#parallel-lp), so ``Σ y(b, N) f_b(N)`` with ``f_b(N) = ½[(Σ_N p_b)² + Σ_N p_b²]`` is
+a certified lower bound on OPT (release dates only add primal constraints, so it stays one with
+them). The permutation schedule of the order on the open shop costs at most twice it (the paper's
 Theorem: ``Σ_k w_σ(k) max_v L_v(prefix_k) ≤ 2·dual``).
 
-Degenerate cases, handled deterministically as the issue and theory §4.3 ask (the public C++
+Degenerate cases, handled deterministically (docs/theory.md#primal-dual; Sincronia's public C++
 version divides by zero there):
 
 - coflows with zero load on the bottleneck port are skipped at that step (their ratio would be
@@ -90,19 +91,20 @@ def primal_dual_order(instance: Instance) -> PrimalDualOrder:
     -------
     PrimalDualOrder
 
-    Examples
-    --------
-    Theory §10 I2, one port with ``p = (3, 1, 2)`` and ``w = (3, 1, 1)``: Smith's rule
-    ``[1, 0, 2]``, optimal at 19 (the dual equals it on one machine).
+    Examples -------- Instance I2 (docs/theory.md#instances), one port with ``p = (3, 1, 2)`` and
+    ``w = (3, 1, 1)``: Smith's rule ``[1, 0, 2]``, optimal at 19 (the dual equals it on one
+    machine).
 
     >>> from coflowlab.instances.examples import theory_i2, theory_i3
     >>> pd = primal_dual_order(theory_i2())
-    >>> pd.order.tolist(), pd.cos_value, pd.dual_objective
+    >>> pd.order.tolist(), round(pd.cos_value, 9), round(pd.dual_objective, 9)
     ([1, 0, 2], 19.0, 19.0)
 
-    Theory §10 I3 (diagonal, OPT 4): the order B, C, A costs 5 on the open shop.
+    Instance I3 (docs/theory.md#instances) (diagonal, OPT 4): the order B, C, A costs 5 on the open
+    shop.
 
-    >>> primal_dual_order(theory_i3()).order.tolist(), primal_dual_order(theory_i3()).cos_value
+    >>> pd3 = primal_dual_order(theory_i3())
+    >>> pd3.order.tolist(), round(pd3.cos_value, 9)
     ([1, 2, 0], 5.0)
     """
     p = np.asarray(instance.port_time, dtype=np.float64)

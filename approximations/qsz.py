@@ -1,51 +1,52 @@
 """Qiu, Stein and Zhong's interval-LP grouping algorithm (SPAA 2015) in the slotted model
-(``specs/theory.md`` §2, §1.2, §10 conventions).
+(docs/theory.md#qsz; slotted conventions in docs/theory.md#time-models).
 
-The algorithm [M for the paper's exact rules, D for the variant implemented here]:
+The algorithm (the paper's exact rules we could not check; this is our variant):
 
-1. Solve the interval-indexed LP (:mod:`coflowlab.formulations.interval_lp`, theory §2.3) on
-   a geometric grid ``τ_l = a·2^{l−1}`` (``l = 1 .. Λ−1``; the last interval ``(τ_{Λ−1}, ∞)``
-   is unbounded). Deterministic: ``a = min_j ⌈e_j⌉``, the earliest whole slot any coflow can
-   complete by (``e_j`` of :func:`coflowlab.formulations.bounds.completion_floor`, ``r_j + ρ_j``
-   usually). Randomized: ``a = min_j ⌈e_j⌉ · 2^U`` with ``U`` uniform in ``[0, 1)``. The grid
-   reaches the busiest port's total time and the largest ``e_j``.
-2. Group by the **half-interval** rule (theory §2.4, "checkable variant"): ``ℓ_j = min{l :
+1. Solve the interval-indexed LP (:mod:`coflowlab.formulations.interval_lp`,
+   docs/theory.md#interval-lp) on a geometric grid ``τ_l = a·2^{l−1}`` (``l = 1 .. Λ−1``; the last
+   interval ``(τ_{Λ−1}, ∞)`` is unbounded). Deterministic: ``a = min_j ⌈e_j⌉``, the earliest whole
+   slot any coflow can complete by (``e_j`` of
+   :func:`coflowlab.formulations.bounds.completion_floor`, ``r_j + ρ_j`` usually). Randomized: ``a
+   = min_j ⌈e_j⌉ · 2^U`` with ``U`` uniform in ``[0, 1)``. The grid reaches the busiest port's
+   total time and the largest ``e_j``.
+2. Group by the **half-interval** rule (our variant, docs/theory.md#qsz): ``ℓ_j = min{l :
    X[j, l] ≥ 1/2}`` on the LP's cumulative ``X`` (up to ``1e-9``), ``G_l = {j : ℓ_j = l}``.
 3. Process the groups in order of ``l`` (coflows of a group by index). Group ``G`` starts
-   after slot ``start = max(end of the previous group, max_{e ∈ G} ⌈r_e⌉)`` (a flow released
-   at ``r`` first sends in slot ``⌈r⌉ + 1``, theory §10), and its aggregated matrix ``D(G)``
-   is served in exactly ``ρ(D(G)) = max_v ⌈L_v(G) / c_v⌉`` slots by the König / BvN
-   decomposition (:func:`coflowlab.approximations.decomposition.decompose_capacitated`;
-   integer port capacities above 1 are split into unit copies). Each unit of a pair
-   ``(i, o)`` goes to a concrete flow of the group on that pair (coflow order), so the
-   schedule is per flow. Every coflow of ``G`` completes by ``start + ρ(D(G))``.
+   after slot ``start = max(end of the previous group, max_{e ∈ G} ⌈r_e⌉)`` (a flow released at
+   ``r`` first sends in slot ``⌈r⌉ + 1``, docs/theory.md#time-models), and its aggregated matrix
+   ``D(G)`` is served in exactly ``ρ(D(G)) = max_v ⌈L_v(G) / c_v⌉`` slots by the König / BvN
+   decomposition (:func:`coflowlab.approximations.decomposition.decompose_capacitated`; integer
+   port capacities above 1 are split into unit copies). Each unit of a pair ``(i, o)`` goes to a
+   concrete flow of the group on that pair (coflow order), so the schedule is per flow. Every
+   coflow of ``G`` completes by ``start + ρ(D(G))``.
 4. Optionally (``backfill=True``) sweep the slots and fill idle port capacity with units of
    released flows that are scheduled later, taking each flow's latest units first; a flow's
    last slot never moves later, so no coflow finishes later (the QSZ experiments switch
-   backfilling on and off, theory §2.6 [M]). Completion times are the verifier's.
+   backfilling on and off). Completion times are the verifier's.
 
-What is confirmed and what is not. The paper's ratios (theory §2.2: ``64/3`` and ``67/3``
+What is confirmed and what is not. The paper's ratios (``64/3`` and ``67/3``
 deterministic, ``8 + 16√2/3`` and ``9 + 16√2/3`` randomized) rest on grouping thresholds
-and a randomized base (``1 + √2``?) that the spec could not check [M]; they are **not**
-claimed here. The randomized variant shifts the base-2 grid by ``2^U`` (theory §2.4,
+and a randomized base (``1 + √2``?) that we could not check; they are **not**
+claimed here. The randomized variant shifts the base-2 grid by ``2^U`` (after QSZ's
 "random offset of the geometric grid"); its expected ratio is not derived, and the guarantee
 below holds for every ``U``.
 
-Guarantee [D, derived here for this grid]. Write ``τ_Λ = 2τ_{Λ−1}`` (a virtual end of the
-unbounded interval), ``C̄_j = Σ_l c[j, l] x[j, l]`` (so ``LP = Σ w_j C̄_j``), ``p[j, v]`` the
-port times. *Loads*: ``X[j, u] ≥ 1/2`` for every ``j`` with ``ℓ_j ≤ u``, so the LP's load row
-gives ``Σ_{ℓ_j ≤ u} p[j, v] ≤ 2τ_u`` for ``u < Λ`` (a port whose total is at most ``τ_u`` has no
-row and needs none), and the grid's last point bounds every
-port's total, ``≤ τ_{Λ−1} ≤ 2τ_Λ``; hence ``ρ(G_u) ≤ ⌈2τ_u⌉``. *Charges*: for ``ℓ_j ≥ 2``,
-``X[j, ℓ_j − 1] < 1/2``, so more than half of ``j``'s LP mass is charged at least
-``τ_{ℓ_j − 1} = τ_{ℓ_j}/2``: ``C̄_j ≥ τ_{ℓ_j}/4``. *Zero release*: groups run back to back, so
-``C_j ≤ Σ_{u ≤ ℓ_j} ⌈2τ_u⌉ = 4τ_{ℓ_j} − 2a + h_j`` with the rounding ``h_j = Σ_{u ≤ ℓ_j}
-(⌈2τ_u⌉ − 2τ_u)`` (0 on the deterministic grid, where every ``2τ_u`` is whole); that is
-``≤ 16·C̄_j + h_j`` for ``ℓ_j ≥ 2`` and ``≤ 2a + h_j`` for ``ℓ_j = 1``. Summing::
+Guarantee (our derivation for this grid, docs/theory.md#qsz). Write ``τ_Λ = 2τ_{Λ−1}`` (a virtual
+end of the unbounded interval), ``C̄_j = Σ_l c[j, l] x[j, l]`` (so ``LP = Σ w_j C̄_j``), ``p[j,
+v]`` the port times. *Loads*: ``X[j, u] ≥ 1/2`` for every ``j`` with ``ℓ_j ≤ u``, so the LP's load
+row gives ``Σ_{ℓ_j ≤ u} p[j, v] ≤ 2τ_u`` for ``u < Λ`` (a port whose total is at most ``τ_u`` has
+no row and needs none), and the grid's last point bounds every port's total, ``≤ τ_{Λ−1} ≤ 2τ_Λ``;
+hence ``ρ(G_u) ≤ ⌈2τ_u⌉``. *Charges*: for ``ℓ_j ≥ 2``, ``X[j, ℓ_j − 1] < 1/2``, so more than half
+of ``j``'s LP mass is charged at least ``τ_{ℓ_j − 1} = τ_{ℓ_j}/2``: ``C̄_j ≥ τ_{ℓ_j}/4``. *Zero
+release*: groups run back to back, so ``C_j ≤ Σ_{u ≤ ℓ_j} ⌈2τ_u⌉ = 4τ_{ℓ_j} − 2a + h_j`` with the
+rounding ``h_j = Σ_{u ≤ ℓ_j} (⌈2τ_u⌉ − 2τ_u)`` (0 on the deterministic grid, where every ``2τ_u``
+is whole); that is ``≤ 16·C̄_j + h_j`` for ``ℓ_j ≥ 2`` and ``≤ 2a + h_j`` for ``ℓ_j = 1``.
+Summing::
 
     Σ w C ≤ 16·LP + 2a·w(G₁) + Σ_j w_j h_j                  (zero release dates)
 
-(theory §2.4's ``16·LP + 2·w(G₁)`` for ``a = 1``). *Release dates*: the LP forces
+(``16·LP + 2·w(G₁)`` for ``a = 1``). *Release dates*: the LP forces
 ``X[j, u] = 0`` while ``τ_u < e_j``, and ``e_j > r_e`` for every flow ``e`` of ``j``; so a
 group ``G_u``, ``u < Λ``, is released by slot ``⌈τ_u⌉`` (and ``G_Λ`` by ``⌈τ_{Λ−1}⌉``, the
 grid reaching ``max e_j``). By induction a group ends by its largest release so far plus the
@@ -59,9 +60,9 @@ of the sizes, see :mod:`.decomposition`), and one schedule record per flow and s
 in (the slotted format stores every slot, so this part grows with the sizes); backfilling
 sweeps every slot, ``O(H·|E|)`` for ``H`` slots.
 
-Both hold up to the LP solver's feasibility tolerance, for the LP solved on the same grid
-(the bound reported), and ``LP ≤ fluid OPT ≤ slotted OPT`` (theory §1.2, §2.3). Coflow
-dependencies are not supported (the grouping ignores them); deadlines are ignored.
+Both hold up to the LP solver's feasibility tolerance, for the LP solved on the same grid (the
+bound reported), and ``LP ≤ fluid OPT ≤ slotted OPT`` (docs/theory.md#time-models, #interval-lp).
+Coflow dependencies are not supported (the grouping ignores them); deadlines are ignored.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ HALF_TOL = 1e-9
 
 QSZ_SOURCE = (
     "grouping and aggregated BvN after Qiu, Stein, Zhong, SPAA 2015; half-interval rule and "
-    "bound derived in specs/theory.md §2.4 [D] and coflowlab.approximations.qsz"
+    "bound derived in docs/theory.md#qsz and coflowlab.approximations.qsz"
 )
 
 
@@ -437,11 +438,12 @@ def solve_qsz(
 
     Examples
     --------
-    Theory §10 I1, one coflow: one group served in exactly ``ρ = 4`` slots (theory F1).
+    Instance I1 (docs/theory.md#instances), one coflow: one group served in exactly ``ρ = 4``
+    slots (docs/theory.md#f1).
 
     >>> from coflowlab.instances.examples import theory_i1
     >>> sol = solve_qsz(theory_i1())
-    >>> sol.objective, sol.details["groups"], sol.details["group_rho"], sol.bound
+    >>> sol.objective, sol.details["groups"], sol.details["group_rho"], round(sol.bound, 6)
     (4.0, [[0]], [4], 4.0)
     >>> sol.guarantee.holds(sol.objective, sol.bound)
     True

@@ -8,7 +8,7 @@
   solve that stops before proving optimality is an error, never a silent bound;
 - ``"lp"``: the LP the algorithm's guarantee is stated against (LP-OV, interval LP or
   time-indexed LP); for the combinatorial orderings, LP-OV, the strongest of the polynomial
-  LPs here (theory §5.2);
+  LPs here (docs/theory.md#lp-ov);
 - ``"dual"``: the primal-dual dual objective (Mastrolilli et al. 2010), which needs no solver.
 
 All three are lower bounds on OPT of the algorithm's time model, so every ratio is at least 1
@@ -122,7 +122,7 @@ def ratio(
 
     Examples
     --------
-    Theory §10 I3: the primal-dual order costs 5 against OPT 4.
+    Instance I3 (docs/theory.md#instances): the primal-dual order costs 5 against OPT 4.
 
     >>> from coflowlab.instances.examples import theory_i3
     >>> r = ratio(theory_i3(), "primal-dual", "opt")

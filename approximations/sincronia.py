@@ -1,12 +1,13 @@
 """Sincronia offline (Agarwal, Rajakrishnan, Narayan, Agarwal, Shmoys, Vahdat; SIGCOMM 2018):
 the primal-dual (BSSI) order served by an order-respecting, work-conserving allocation
-(``specs/theory.md`` §4).
+(docs/theory.md#sincronia).
 
-Guarantee (theory §4.2, F5), fluid model, zero release dates: the BSSI order costs at most
-twice the dual bound on the concurrent open shop of the ``2m`` ports (Mastrolilli et al.
-2010), and a strict-priority greedy allocation finishes each coflow by the ingress plus egress
-load of its prefix, at most twice the open-shop completion; so ``Σ w C ≤ 4·dual ≤ 4·OPT``.
-With release dates the paper's offline theorem does not apply and no guarantee is claimed.
+Guarantee (Sincronia's offline theorem; docs/theory.md#sincronia, #f5), fluid model, zero release
+dates: the BSSI order costs at most twice the dual bound on the concurrent open shop of the ``2m``
+ports (Mastrolilli et al. 2010), and a strict-priority greedy allocation finishes each coflow by
+the ingress plus egress load of its prefix, at most twice the open-shop completion; so ``Σ w C ≤
+4·dual ≤ 4·OPT``. With release dates the paper's offline theorem does not apply and no guarantee is
+claimed.
 
 Two methods of ``coflowlab solve`` come from here:
 
@@ -33,7 +34,7 @@ SINCRONIA_GUARANTEE = Guarantee(
     "dual",
     "Σ w C ≤ 4·dual ≤ 4·OPT (fluid, zero release dates)",
     "Agarwal et al., Sincronia, SIGCOMM 2018, offline theorem; order from Mastrolilli et al., "
-    "ORL 38 (2010); specs/theory.md §3.3, §4.2 (F5)",
+    "ORL 38 (2010); docs/theory.md#sincronia",
 )
 
 
@@ -90,13 +91,12 @@ def solve_primal_dual(
         order's value on the ports' concurrent open shop, ``≤ 2·dual``), ``bottleneck`` and
         ``dual`` per position.
 
-    Examples
-    --------
-    Theory §10 I2 (one port): the order is Smith's rule and optimal, 19 = the dual.
+    Examples -------- Instance I2 (docs/theory.md#instances) (one port): the order is Smith's rule
+    and optimal, 19 = the dual.
 
     >>> from coflowlab.instances.examples import theory_i2
     >>> sol = solve_primal_dual(theory_i2())
-    >>> sol.order, sol.objective, sol.bound, sol.ratio
+    >>> sol.order, round(sol.objective, 9), round(sol.bound, 9), round(sol.ratio, 9)
     ((1, 0, 2), 19.0, 19.0, 1.0)
     """
     return _run("primal-dual", instance, "greedy")

@@ -2,7 +2,7 @@
 policy: wall time, CPU time, peak memory, events and the sum of CCTs (CoflowSim's last line).
 
 Target (issue "CoflowSim-compatible time model"): at most 60 s per policy on a 2-core machine;
-CoflowSim itself takes 3 to 20 minutes (``specs/reference-simulators.md`` §1). Figures are
+CoflowSim itself takes 3 to 20 minutes (measured by us; docs/coflowsim-model.md). Figures are
 printed, never asserted. The machine may be shared, so CPU time is printed next to wall time.
 With ``--exact``, the exact simulator's time for the same policy is printed alongside (from
 ``bench_simulate.run_one``, without verification).

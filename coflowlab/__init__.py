@@ -5,6 +5,13 @@ schedules and the one independent verifier. Algorithms live in the subpackages
 ``coflowlab.formulations``, ``coflowlab.approximations`` and ``coflowlab.heuristics``; trace
 readers and generators in ``coflowlab.instances``; reports in ``coflowlab.reports``. Solvers and
 plotting are imported lazily, so ``import coflowlab`` stays fast.
+
+Every algorithm is registered by name in :data:`REGISTRY` and runs through :func:`run`::
+
+    >>> import coflowlab as cl
+    >>> from coflowlab.instances.examples import theory_i2
+    >>> cl.run("order-smith", theory_i2()).objective
+    19.0
 """
 
 from __future__ import annotations
@@ -42,6 +49,27 @@ from .verifier import VerificationReport as VerificationReport
 from .verifier import Violation as Violation
 from .verifier import ViolationKind as ViolationKind
 from .verifier import verify as verify
+
+# the registry, the runner and the solver options are imported on first use, so that
+# ``import coflowlab`` does not load the solver layer
+_LAZY = {
+    "REGISTRY": ("registry", "REGISTRY"),
+    "AlgorithmEntry": ("registry", "AlgorithmEntry"),
+    "Family": ("registry", "Family"),
+    "RunResult": ("runner", "RunResult"),
+    "run": ("runner", "run"),
+    "SolverOptions": ("solvers.options", "SolverOptions"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from importlib import import_module
+
+        module, attr = _LAZY[name]
+        return getattr(import_module(f"{__name__}.{module}"), attr)
+    raise AttributeError(f"module 'coflowlab' has no attribute {name!r}")
+
 
 FLUID = TimeModel.FLUID
 SLOTTED = TimeModel.SLOTTED

@@ -6,10 +6,10 @@ residual capacities ``cap_in`` / ``cap_out`` are per port. They return one rate 
 never exceed a residual capacity (up to floating-point rounding).
 
 - :func:`max_min_fair`: per-flow (weighted) max-min fairness by progressive filling; what
-  TCP approximates (Chowdhury's thesis §5, "per-flow fairness", L1137).
+  TCP approximates (Chowdhury's thesis §3.2.1, §5.3, "per-flow fairness").
   :func:`max_min_fair_levels` is its form on (ingress, egress) pairs, as port fill levels.
 - :func:`priority_greedy`: strict priority; in the given order each flow takes
-  ``min(residual ingress, residual egress)`` (``specs/theory.md`` §1.4 F5; Sincronia's GREEDY).
+  ``min(residual ingress, residual egress)`` (docs/theory.md#f5; Sincronia's GREEDY).
 - :func:`madd`: MADD, Minimum Allocation for Desired Duration (thesis Ch. 4 §4.5.3, Eq. 4.1,
   Pseudocode 1 lines 1–12): coflows in order, each flow at ``remaining / Γ`` where Γ is the
   coflow's effective bottleneck against the capacities left by the coflows before it.
@@ -194,7 +194,7 @@ def priority_greedy(
     """Strict-priority greedy rates: in ``order``, each flow takes the smaller of its two
     residual capacities (and at most its demand).
 
-    This is the allocation of ``specs/theory.md`` §1.4 F5 and Sincronia's GREEDY; it is work
+    This is the allocation of docs/theory.md#f5 and Sincronia's GREEDY; it is work
     conserving: afterwards no flow has spare capacity at both of its ports.
 
     Examples

@@ -11,11 +11,18 @@ Subcommands:
 ``solve FILE --method NAME``
     Runs an offline method (exact formulation, relaxation, bound) through an LP/MIP backend;
     ``solve --list`` lists the methods.
+``verify INSTANCE SCHEDULE``
+    Checks a schedule file (written by ``solve -o`` or another tool) against an instance with
+    the independent verifier and prints its report.
 ``demo``
     Generates a few built-in instances and prints their summaries (what ``make demo`` runs).
 
-Errors exit with status 1 and one line on standard error, never a traceback; usage errors exit
-with status 2 (argparse).
+Standard output carries only results (``--json``: exactly one JSON object); progress lines go
+to standard error, and only when it is a terminal. Exit status: 0 done; 1 an error, printed as
+one line on standard error, never a traceback; 2 a usage error (argparse); 3 a solve that
+ended without a solution (time limit before any, infeasible, solver error) or a schedule that
+fails verification; 130 interrupted (Ctrl-C), after printing what was found so far; 141
+standard output closed early (``| head``), silently, as Unix tools do.
 """
 
 from __future__ import annotations
@@ -24,19 +31,20 @@ import argparse
 import inspect
 import json
 import math
+import os
 import sys
-import typing
 from collections.abc import Sequence
 from dataclasses import asdict
-from importlib import import_module
 from typing import Any
 
 import numpy as np
 
 from .exceptions import CoflowlabError, InvalidScheduleError
+from .progress import Progress
+from .provenance import file_sha256 as provenance_sha
+from .provenance import provenance
 
 __all__ = [
-    "SOLVE_REGISTRIES",
     "format_solution",
     "main",
     "schedule_from_dict",
@@ -46,24 +54,72 @@ __all__ = [
 
 GENERATORS = ("uniform", "fb-like", "cos", "single-port")
 
-SOLVE_REGISTRIES = ("coflowlab.formulations", "coflowlab.approximations")
-"""Modules whose ``METHODS`` registries ``coflowlab solve`` merges, in listing order. An
-entry needs ``kind``, ``model``, ``summary`` and ``function()`` (returning the method, called
-as ``run(instance, *, solver, time_limit, mip_gap, threads, **params) -> Solution``)."""
+EXIT_NO_SOLUTION = 3
+"""Exit status of a solve without a solution, or of a schedule that fails verification."""
+
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+
+EXIT_BROKEN_PIPE = 141
+"""Exit status when standard output is closed early (128 + SIGPIPE), as Unix tools end."""
 
 SCHEDULE_FORMAT = "coflowlab-schedule"
 """The ``format`` tag of a schedule file written by ``coflowlab solve -o`` (version 1)."""
 
 
-def _info(args: argparse.Namespace) -> int:
+def input_path(name: str) -> str:
+    """The file an instance argument names: the path itself when it exists, else a bare file
+    name found in ``$COFLOWLAB_DATA`` or the other data folders of
+    :func:`coflowlab.instances.benchmark.data_folders` (so ``coflowlab info
+    FB2010-1Hr-150-0.txt`` finds the trace there).
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the file and the folders searched.
+    """
+    from .instances.benchmark import data_folders, find_data_file
+
+    if os.path.exists(name) or os.path.dirname(name):
+        return name
+    found = find_data_file(name)
+    if found is not None:
+        return str(found)
+    where = ", ".join(str(f) for f in data_folders())
+    raise FileNotFoundError(
+        f"{name}: no such file here, nor in the data folders ({where}; set COFLOWLAB_DATA "
+        "to add one)"
+    )
+
+
+def _read_input(args: argparse.Namespace) -> Any:
+    """The instance of ``args.file`` (resolved by :func:`input_path`), read with ``--format``
+    and ``--ports``; sets ``args.file`` to the path actually read."""
     from .instances import read_instance
+
+    args.file = input_path(args.file)
+    kw: dict[str, Any] = {} if args.ports is None else {"num_ports": args.ports}
+    if args.ignore_counts:
+        if args.format not in (None, "sincronia"):
+            raise ValueError("--ignore-counts is for Sincronia files (--format sincronia)")
+        kw["check_counts"] = False
+    return read_instance(args.file, format=args.format, **kw)
+
+
+def _print_json(doc: dict[str, Any]) -> None:
+    print(json.dumps(_json_value(doc)))
+
+
+def _info(args: argparse.Namespace) -> int:
     from .summary import describe, summarize_instance
 
-    inst = read_instance(args.file, format=args.format)
+    inst = _read_input(args)
     if args.json:
-        print(json.dumps(asdict(summarize_instance(inst))))
+        doc = asdict(summarize_instance(inst))
+        doc["provenance"] = provenance("info", input_path=args.file)
+        _print_json(doc)
     else:
-        top = None if args.ports == "all" else int(args.ports)
+        top = None if args.top == "all" else int(args.top)
         print(describe(inst, top_ports=top, name=str(args.file)))
     return 0
 
@@ -111,56 +167,120 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from . import instances as ins
-    from .summary import describe
+def _seeds(text: str) -> list[int]:
+    """``--seeds``: ``A:B`` (A to B−1), ``N`` or ``N,M,...``."""
+    try:
+        if ":" in text:
+            lo, hi = (int(p) for p in text.split(":", 1))
+            seeds = list(range(lo, hi))
+        else:
+            seeds = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not A:B, N or N,M,...") from None
+    if not seeds:
+        raise argparse.ArgumentTypeError(f"{text!r} names no seed")
+    return seeds
 
-    seed = args.seed
-    demos: list[tuple[str, Any]] = [
-        ("uniform 4x4, 8 coflows", ins.uniform(4, 8, density=0.5, seed=seed)),
-        ("concurrent open shop, 3 machines, 6 jobs", ins.concurrent_open_shop(3, 6, seed=seed)),
-        ("single port, 5 jobs (1||ΣwC)", ins.single_port(5, seed=seed)),
-        ("FB-like, 200 coflows on 150 ports", ins.fb_like(200, seed=seed)),
-    ]
-    for name, inst in demos:
-        print(describe(inst, top_ports=3, name=name))
-        print()
-    _demo_simulations(ins.assign_deadlines(ins.fb_like(60, num_ports=20, seed=seed), seed=seed))
+
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import (
+        compare,
+        generated_instances,
+        instance_files,
+        parse_algorithms,
+        reference_algorithms,
+    )
+    from .reports import (
+        attach_reference,
+        format_gap_table,
+        gap_table,
+        gap_table_json,
+        reference_description,
+        write_comparison,
+    )
+    from .solvers.options import SolverOptions
+
+    if bool(args.files) == bool(args.generate):
+        raise ValueError("compare needs instance FILES or --generate KIND (not both)")
+    if args.generate:
+        instances = generated_instances(args.generate, _parse_params(args.param), args.seeds)
+    else:
+        if args.param:
+            raise ValueError("--param sets generator parameters; it needs --generate")
+        instances = instance_files([input_path(f) for f in args.files], file_format=args.format)
+    algorithms = parse_algorithms(args.algorithms)
+    algorithms += reference_algorithms(algorithms, args.reference)
+    options = SolverOptions(solver=args.solver, time_limit=args.time_limit)
+    total = len(instances) * len(algorithms)
+    with Progress() as progress:
+
+        def report(done: int, total: int) -> None:
+            progress.update(f"compare: {done:,} of {total:,} tasks done", force=done == total)
+
+        progress.update(f"compare: 0 of {total:,} tasks done", force=True)
+        records = compare(instances, algorithms, options=options, jobs=args.jobs, progress=report)
+    rated = attach_reference(records, args.reference)
+    files = write_comparison(
+        rated,
+        args.output,
+        title=f"coflowlab compare: {len(instances)} instances, {len(algorithms)} algorithms",
+        command_line="coflowlab " + " ".join(args.argv),
+        baseline=args.baseline,
+    )
+    if args.json:
+        doc = json.loads(gap_table_json(rated))
+        doc["output"] = str(args.output)
+        doc["provenance"] = provenance(
+            "compare",
+            algorithm=",".join(a.label for a in algorithms),
+            params=_parse_params(args.param),
+            solver=args.solver,
+        )
+        _print_json(doc)
+    else:
+        print(format_gap_table(gap_table(rated)))
+        print(reference_description(rated))
+        print(
+            f"\nwrote {files.results_csv.parent}/: results.csv, summary.csv, report.md, "
+            f"report.html and {len(files.figures)} figure files"
+        )
     return 0
 
 
-def _demo_simulations(inst: Any) -> None:
-    """Replays one generated instance under every online policy; prints verified CCTs."""
-    from .heuristics.registry import POLICIES, make_policy
-    from .simulation_report import simulation_summary
-    from .simulator import simulate
+DEMO_ALGORITHMS = (
+    "exact-fluid,lp-ov,interval-lp,bound-release-rho,primal-dual,sincronia,lp-ov-ls,qsz,"
+    "order-sebf,varys,aalo,fifo,fair,pfp"
+)
+"""What ``make demo`` compares: every family (exact, relaxations, a bound, approximations,
+online policies), on instances small enough to solve to optimality in seconds."""
 
-    print(
-        f"online policies on FB-like, {inst.num_coflows} coflows on {inst.num_ports} ports "
-        "(exact fluid simulator, every schedule verified; CCTs in ms)"
-    )
-    print(f"{'policy':<20}{'avg CCT':>12}{'p95 CCT':>12}{'deadlines met':>15}{'rejected':>10}")
-    for name in POLICIES:
-        res = simulate(inst, make_policy(name, inst), record=False)
-        doc = simulation_summary(inst, res.coflow_completion, policy=name, time_model="exact")
-        met = doc["deadlines_met_pct"]
-        print(
-            f"{name:<20}{doc['avg_cct']:>12,.1f}{doc['p95_cct']:>12,.1f}"
-            f"{'-' if met is None else f'{met:.0f}%':>15}{len(res.rejected):>10}"
-        )
+
+def _demo(args: argparse.Namespace) -> int:
+    argv = [
+        "compare",
+        "--generate", "uniform",
+        "--param", "ports=4",
+        "--param", "coflows=8",
+        "--param", "release_rate=0.3",
+        "--seeds", f"{args.seed}:{args.seed + args.instances}",
+        "--algorithms", DEMO_ALGORITHMS,
+        "--reference", "opt",
+        "--jobs", str(args.jobs),
+        "-o", args.output,
+    ]  # fmt: skip
+    print(f"coflowlab {' '.join(argv)}\n")
+    return main(argv)
 
 
 def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
-    params = {}
-    for item in pairs:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
-        params[key.strip()] = value.strip()
-    return params
+    from .params import parse_assignments
+
+    return parse_assignments(list(pairs))
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    import time
+
     from .heuristics.registry import POLICIES, make_policy
 
     if args.list and args.time_model == "coflowsim":
@@ -177,11 +297,11 @@ def _simulate(args: argparse.Namespace) -> int:
         return 0
     if args.file is None or args.policy is None:
         raise ValueError("simulate needs FILE and --policy NAME (or --list)")
-    from .instances import read_instance
     from .simulation_report import simulation_csv, simulation_summary
 
-    inst = read_instance(args.file, format=args.format)
+    inst = _read_input(args)
     params = _parse_params(args.param)
+    started = time.perf_counter()
     if args.time_model == "coflowsim":
         from .heuristics.coflowsim import resolve_policy, simulate_coflowsim
 
@@ -192,8 +312,10 @@ def _simulate(args: argparse.Namespace) -> int:
             raise ValueError(
                 "--deadlines is for the exact model; CoflowSim draws its own (factor 1)"
             )
-        # always verified: the completion times are read from the verified schedule
-        result = simulate_coflowsim(inst, name, record=False)
+        with Progress() as progress:
+            progress.update(f"{args.policy}: replaying in the CoflowSim model", force=True)
+            # always verified: the completion times are read from the verified schedule
+            result = simulate_coflowsim(inst, name, record=False)
         sim_inst, completion = result.instance, result.completion
         meta = {
             "met": np.isin(result.labels, result.met),  # CoflowSim's rule (overruns < 3%)
@@ -201,7 +323,6 @@ def _simulate(args: argparse.Namespace) -> int:
             "events": result.num_events,
             "verified": bool(result.report.feasible),
             "rejected": len(result.rejected),
-            "total_cct": result.total_cct,
         }
     else:
         from .simulator import simulate
@@ -211,14 +332,36 @@ def _simulate(args: argparse.Namespace) -> int:
 
             inst = assign_deadlines(inst, args.deadlines, seed=args.seed)
         policy = make_policy(args.policy, inst, **params)
-        res = simulate(inst, policy, verify_schedule=not args.no_verify, record=False)
+        if "deadline" in args.policy and not inst.has_deadlines:
+            print(
+                f"coflowlab: warning: no coflow of {args.file} has a deadline, so "
+                f"{args.policy} admits every coflow and behaves like its deadline-free "
+                "variant; give them deadlines with --deadlines X",
+                file=sys.stderr,
+            )
+        total = inst.num_coflows
+        with Progress() as progress:
+
+            def report(events: int, t: float) -> None:
+                progress.update(
+                    f"{args.policy} on {total:,} coflows: {events:,} events, "
+                    f"simulated time {t:,.6g} {inst.units.time}"
+                )
+
+            res = simulate(
+                inst,
+                policy,
+                verify_schedule=not args.no_verify,
+                record=False,
+                progress=report if progress.enabled else None,
+            )
         sim_inst, completion = inst, res.coflow_completion
         meta = {
             "events": res.num_events,
             "verified": res.verified,
-            "wall_time": round(res.wall_time, 3),
             "rejected": len(res.rejected),
         }
+    meta["wall_time"] = round(time.perf_counter() - started, 3)
     summary = simulation_summary(
         sim_inst, completion, policy=args.policy, time_model=args.time_model, **meta
     )
@@ -227,7 +370,15 @@ def _simulate(args: argparse.Namespace) -> int:
 
         atomic_write_text(args.output, simulation_csv(sim_inst, completion))
     if args.json:
-        print(json.dumps(summary))
+        summary["provenance"] = provenance(
+            "simulate",
+            input_path=args.file,
+            algorithm=args.policy,
+            params=params,
+            seed=args.seed if args.deadlines is not None else None,
+            time_model=args.time_model,
+        )
+        _print_json(summary)
     else:
         from .simulation_report import format_summary
 
@@ -239,21 +390,18 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def solve_methods() -> dict[str, Any]:
-    """Every method ``coflowlab solve`` knows: the registries of :data:`SOLVE_REGISTRIES`,
-    merged in order (a name registered twice is an error).
+    """Every method ``coflowlab solve`` knows: the offline entries of
+    :data:`coflowlab.registry.REGISTRY` (exact, relaxations, bounds, approximations), in
+    listing order.
 
     Examples
     --------
-    >>> solve_methods()["bound-smith"].kind.value
+    >>> solve_methods()["bound-smith"].family.value
     'bound'
     """
-    merged: dict[str, Any] = {}
-    for module in SOLVE_REGISTRIES:
-        for name, entry in import_module(module).METHODS.items():
-            if name in merged:
-                raise ValueError(f"method {name!r} is registered twice (in {module})")
-            merged[name] = entry
-    return merged
+    from .registry import REGISTRY
+
+    return {name: e for name, e in REGISTRY.items() if not e.online}
 
 
 def schedule_to_dict(schedule: Any) -> dict[str, Any]:
@@ -341,53 +489,16 @@ def _json_value(x: Any) -> Any:
     return x
 
 
-_SOLVER_ARGS = ("solver", "time_limit", "mip_gap", "threads", "log")
-
-
 def _method_kwargs(name: str, func: Any, params: dict[str, str]) -> dict[str, Any]:
-    """``--param`` values converted with the method's annotations where it declares the
-    parameter, else read as bool (true/false), int, float or text."""
-    try:
-        signature = inspect.signature(func)
-    except (TypeError, ValueError):
-        signature = None
-    declared = {} if signature is None else dict(signature.parameters)
-    takes_any = signature is None or any(p.kind is p.VAR_KEYWORD for p in declared.values())
-    try:
-        hints = typing.get_type_hints(func)
-    except Exception:  # unresolvable annotations: fall back to literals
-        hints = {}
-    out: dict[str, Any] = {}
-    for key, text in params.items():
-        if key in _SOLVER_ARGS or key == "instance":
+    """``--param`` values checked and converted against the method's signature
+    (:func:`coflowlab.params.convert_params`); solver settings have options of their own."""
+    from .params import convert_params
+    from .registry import RESERVED
+
+    for key in params:
+        if key in RESERVED[1:]:
             raise ValueError(f"--param {key}: use the option --{key.replace('_', '-')}")
-        if key not in declared and not takes_any:
-            takes = [k for k in declared if k not in (*_SOLVER_ARGS, "instance")]
-            raise ValueError(
-                f"method {name!r} has no parameter {key!r}; it takes: {', '.join(takes) or 'none'}"
-            )
-        out[key] = _param_value(key, text, hints.get(key))
-    return out
-
-
-def _param_value(key: str, text: str, annotation: Any) -> Any:
-    lowered = text.lower()
-    options = typing.get_args(annotation) if typing.get_origin(annotation) else ()
-    if options:  # a union such as ``int | Generator``: convert to its first scalar type
-        annotation = next((t for t in options if t in (bool, int, float)), annotation)
-    if annotation is bool or (annotation is None and lowered in ("true", "false")):
-        if lowered not in ("true", "false", "1", "0", "yes", "no"):
-            raise ValueError(f"--param {key}: {text!r} is not true or false")
-        return lowered in ("true", "1", "yes")
-    for kind in (int, float):
-        if annotation is kind or annotation is None:
-            try:
-                return kind(text)
-            except ValueError:
-                if annotation is kind:
-                    what = "an integer" if kind is int else "a number"
-                    raise ValueError(f"--param {key}: {text!r} is not {what}") from None
-    return text
+    return convert_params(func, params, owner=f"method {name!r}", reserved=RESERVED)
 
 
 def _fmt(x: float | None) -> str:
@@ -442,14 +553,13 @@ def format_solution(solution: Any, entry: Any, name: str | None = None) -> str:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from .solution import SolutionKind
-
     methods = solve_methods()
     if args.list:
         width = max(len(n) for n in methods)
         for name, entry in methods.items():
             print(
-                f"{name:<{width}}  {entry.kind.value:<13}  {entry.model.value:<7}  {entry.summary}"
+                f"{name:<{width}}  {entry.family.value:<13}  {entry.model.value:<7}  "
+                f"{entry.summary}"
             )
         return 0
     if args.file is None or args.method is None:
@@ -460,42 +570,148 @@ def _solve(args: argparse.Namespace) -> int:
             f"unknown method {args.method!r}; choose one of {', '.join(methods)} "
             "(coflowlab solve --list)"
         )
-    if args.output and entry.kind in (SolutionKind.RELAXATION, SolutionKind.BOUND):
+    if args.output and entry.is_lower_bound:
         raise ValueError(
             f"-o: method {args.method!r} gives a lower bound, not a schedule; choose a "
             "method that schedules (coflowlab solve --list)"
         )
-    from .instances import atomic_write_text, read_instance
+    from .instances import atomic_write_text
     from .solvers.api import require_solver
 
     require_solver(args.solver)
     try:
-        run = entry.function()
+        run = entry.load()
     except ImportError as exc:
         raise ValueError(f"method {args.method!r} is not available: {exc}") from None
-    kwargs = _method_kwargs(args.method, run, _parse_params(args.param))
-    inst = read_instance(args.file, format=args.format)
-    solution = run(
-        inst,
-        solver=args.solver,
-        time_limit=args.time_limit,
-        mip_gap=args.mip_gap,
-        threads=args.threads,
-        **kwargs,
-    )
+    raw_params = _parse_params(args.param)
+    kwargs = _method_kwargs(args.method, run, raw_params)
+    if args.log:
+        if "log" not in inspect.signature(run).parameters:
+            raise ValueError(f"--log: method {args.method!r} runs no solver that logs")
+        kwargs["log"] = True
+    inst = _read_input(args)
+    from .solvers import interruptible
+
+    with Progress() as line:
+        hook = (lambda report: line.update(report.line(), force=True)) if line.enabled else None
+        # the first Ctrl-C stops the solver, which returns its incumbent and bound as
+        # "interrupted"; a second one aborts (KeyboardInterrupt, exit 130 in main)
+        with interruptible(
+            hook, notice="coflowlab: interrupted: stopping the solver (Ctrl-C again to abort)"
+        ) as control:
+            try:
+                solution = run(
+                    inst,
+                    solver=args.solver,
+                    time_limit=args.time_limit,
+                    mip_gap=args.mip_gap,
+                    threads=args.threads,
+                    **kwargs,
+                )
+            except CoflowlabError:
+                if control.interrupted:
+                    raise KeyboardInterrupt from None
+                raise
     if args.output and solution.schedule is not None:
         doc = schedule_to_dict(solution.schedule)
         atomic_write_text(args.output, json.dumps(doc) + "\n")
     if args.json:
-        print(json.dumps(_json_value(solution.to_dict())))
+        doc = solution.to_dict()
+        doc["provenance"] = provenance(
+            "solve",
+            input_path=args.file,
+            algorithm=args.method,
+            params=raw_params,
+            seed=kwargs.get("seed"),
+            solver=args.solver if solution.solver else None,
+        )
+        _print_json(doc)
     else:
         print(format_solution(solution, entry, name=str(args.file)))
+    if control.interrupted:
+        return EXIT_INTERRUPTED
+    if not solution.status.has_solution:
+        why = f" ({solution.message})" if solution.message else ""
+        unwritten = f", so no schedule to write to {args.output}" if args.output else ""
+        print(
+            f"coflowlab: error: {args.method} ended with status {solution.status.value} and "
+            f"no solution{why}{unwritten}",
+            file=sys.stderr,
+        )
+        return EXIT_NO_SOLUTION
     if args.output and solution.schedule is None:
         raise ValueError(
             f"no schedule to write to {args.output}: the solve ended with status "
             f"{solution.status.value}"
         )
     return 0
+
+
+def read_schedule(path: str) -> Any:
+    """The schedule in a JSON file written by ``coflowlab solve -o`` (see
+    :func:`schedule_to_dict`).
+
+    Raises
+    ------
+    InvalidScheduleError
+        Naming the file when it is not JSON or not a version-1 coflowlab schedule.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InvalidScheduleError(
+            f"{path}: line {exc.lineno}, column {exc.colno}: not JSON ({exc.msg})"
+        ) from None
+    except UnicodeDecodeError:
+        raise InvalidScheduleError(f"{path}: not UTF-8 text") from None
+    try:
+        return schedule_from_dict(doc)
+    except (InvalidScheduleError, ValueError, TypeError) as exc:
+        raise InvalidScheduleError(f"{path}: {exc}") from None
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .verifier import verify
+
+    inst = _read_input(args)
+    schedule = read_schedule(args.schedule)
+    if schedule.num_flows != inst.num_flows:
+        raise InvalidScheduleError(
+            f"{args.schedule}: field num_flows: the schedule has {schedule.num_flows} flows, "
+            f"the instance {args.file} has {inst.num_flows}"
+        )
+    report = verify(inst, schedule, max_violations=args.max_violations)
+    finished = bool(np.all(np.isfinite(report.coflow_completion)))
+    objective = report.weighted_completion_time if finished else None
+    if args.json:
+        _print_json(
+            {
+                "feasible": report.feasible,
+                "model": report.model.value,
+                "violations": dict(report.counts),
+                "messages": [v.message for v in report.violations],
+                "objective": objective,
+                "completion": report.coflow_completion.tolist(),
+                "time_tol": report.time_tol,
+                "provenance": {
+                    **provenance("verify", input_path=args.file),
+                    "schedule": {
+                        "path": args.schedule,
+                        "sha256": provenance_sha(args.schedule),
+                    },
+                },
+            }
+        )
+    else:
+        print(f"{args.schedule} on {args.file}: {report.summary(limit=args.max_violations)}")
+        print(f"objective  {_fmt(objective)}  (Σ w_j C_j from the verifier)")
+        labels = inst.coflow_label
+        w = max(6, *(len(lab) for lab in labels))
+        print(f"\n{'coflow':<{w}}  completion")
+        for lab, c in zip(labels, report.coflow_completion.tolist(), strict=True):
+            print(f"{lab:<{w}}  {_fmt(c)}")
+    return 0 if report.feasible else EXIT_NO_SOLUTION
 
 
 def _positive_float(text: str) -> float:
@@ -518,6 +734,48 @@ def _gap(text: str) -> float:
     return value
 
 
+def _nonnegative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be finite and at least 0, got {text}")
+    return value
+
+
+def _top(text: str) -> str:
+    if text != "all":
+        _positive_int(text)
+    return text
+
+
+def _add_input(sub: argparse.ArgumentParser, help: str, *, optional: bool = False) -> None:
+    """The options of every command that reads an instance file (``optional``: the command
+    also runs without one, as ``--list``)."""
+    sub.add_argument(
+        "file",
+        nargs="?" if optional else None,
+        help=help + "; a bare name is also looked for in $COFLOWLAB_DATA",
+    )
+    sub.add_argument(
+        "--format",
+        choices=("json", "benchmark", "sincronia"),
+        help="file format (default: detected from the content)",
+    )
+    sub.add_argument(
+        "--ports",
+        type=_positive_int,
+        metavar="N",
+        help="number of ports, for a trace file without a header line (default: the header)",
+    )
+    sub.add_argument(
+        "--ignore-counts",
+        action="store_true",
+        help="Sincronia files: read a coflow line whose flow count disagrees with its flows",
+    )
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -530,11 +788,14 @@ def _positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``coflowlab`` command."""
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="coflowlab",
         description="Coflow scheduling toolkit: instances, exact optima, bounds, "
         "approximations and an exact event-driven simulator.",
     )
+    parser.add_argument("--version", action="version", version=f"coflowlab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     info = sub.add_parser(
@@ -542,15 +803,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="summarize an instance file",
         description="Print counts, bytes, the Varys bin table and port loads.",
     )
-    info.add_argument("file", help="instance file: coflowlab JSON, coflow-benchmark or Sincronia")
+    _add_input(info, "instance file: coflowlab JSON, coflow-benchmark or Sincronia")
     info.add_argument(
-        "--format",
-        choices=("json", "benchmark", "sincronia"),
-        help="file format (default: detected from the content)",
-    )
-    info.add_argument(
-        "--ports",
+        "--top",
+        type=_top,
         default="10",
+        metavar="N",
         help="how many of the busiest ports to list, or 'all' (default 10)",
     )
     info.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -606,7 +864,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gen.add_argument(
         "--deadlines",
-        type=float,
+        type=_nonnegative_float,
         metavar="X",
         help="Varys deadlines D = ρ(1 + U(0, X)), at least 200 ms for ms instances",
     )
@@ -618,7 +876,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay an instance through the exact event-driven simulator (or the "
         "CoflowSim-compatible time model) and print CCT statistics per Varys bin.",
     )
-    sim.add_argument("file", nargs="?", help="instance file (any format read_instance knows)")
+    _add_input(sim, "instance file (coflowlab JSON, coflow-benchmark or Sincronia)", optional=True)
     sim.add_argument("--policy", help="policy name; see --list")
     sim.add_argument(
         "--param",
@@ -632,11 +890,6 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("exact", "coflowsim"),
         default="exact",
         help="exact fluid model (default) or CoflowSim's 8 ms quanta and epochs",
-    )
-    sim.add_argument(
-        "--format",
-        choices=("json", "benchmark", "sincronia"),
-        help="file format (default: detected)",
     )
     sim.add_argument(
         "-o",
@@ -653,7 +906,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument(
         "--deadlines",
-        type=float,
+        type=_nonnegative_float,
         metavar="X",
         help="exact model: first give every coflow a Varys deadline D = ρ(1 + U(0, X)), at "
         "least 200 ms for ms instances (for traces without deadlines)",
@@ -669,7 +922,7 @@ def build_parser() -> argparse.ArgumentParser:
         "objective (a lower bound for relaxations and bounds), proven bound, gap, runtime and "
         "the completion time of every coflow. Schedules are verified independently.",
     )
-    slv.add_argument("file", nargs="?", help="instance file (any format read_instance knows)")
+    _add_input(slv, "instance file (coflowlab JSON, coflow-benchmark or Sincronia)", optional=True)
     slv.add_argument("--method", help="method name; see --list")
     slv.add_argument(
         "--solver",
@@ -693,16 +946,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     slv.add_argument("--threads", type=_positive_int, metavar="N", help="solver threads")
     slv.add_argument(
+        "--log",
+        action="store_true",
+        help="show the solver's log, on standard error (default: the solver is silent)",
+    )
+    slv.add_argument(
         "--param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         help="method parameter, repeatable (e.g. --param algorithm=mip)",
-    )
-    slv.add_argument(
-        "--format",
-        choices=("json", "benchmark", "sincronia"),
-        help="file format (default: detected)",
     )
     slv.add_argument("--json", action="store_true", help="print the result as one JSON object")
     slv.add_argument(
@@ -714,8 +967,107 @@ def build_parser() -> argparse.ArgumentParser:
     slv.add_argument("--list", action="store_true", help="list the methods and exit")
     slv.set_defaults(run=_solve)
 
-    demo = sub.add_parser("demo", help="generate built-in instances and summarize them")
-    demo.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    ver = sub.add_parser(
+        "verify",
+        help="check a schedule file against an instance",
+        description="Check a schedule (written by 'coflowlab solve -o', or by another tool in "
+        "the same JSON format) against an instance with the independent verifier: port "
+        "capacities, bytes per flow, release times, dependencies and the completion times it "
+        "claims. Prints the report, Σ w_j C_j and every coflow's completion time; exits 3 when "
+        "the schedule is infeasible.",
+    )
+    _add_input(ver, "instance file (coflowlab JSON, coflow-benchmark or Sincronia)")
+    ver.add_argument("schedule", help="schedule file (coflowlab-schedule JSON)")
+    ver.add_argument(
+        "--max-violations",
+        type=_positive_int,
+        default=10,
+        metavar="N",
+        help="violations of each kind to list (default 10; all are counted)",
+    )
+    ver.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    ver.set_defaults(run=_verify)
+
+    cmp = sub.add_parser(
+        "compare",
+        help="run many algorithms on many instances: gap tables and a report",
+        description="Run algorithms (registry names, name:key=value,..., or the families "
+        "exact, relaxation, bound, approximation, online, all) on instance files or generated "
+        "instances, measure each against a reference per instance, and write results.csv, "
+        "summary.csv, report.md, report.html and figures/ to OUTDIR. Prints the gap table.",
+    )
+    cmp.add_argument("files", nargs="*", metavar="FILE", help="instance files (globs allowed)")
+    cmp.add_argument(
+        "--generate",
+        metavar="KIND",
+        help="generate the instances instead: uniform, fb-like, cos or single-port",
+    )
+    cmp.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="generator parameter, repeatable (ports=4, coflows=8, density=0.5, ...)",
+    )
+    cmp.add_argument(
+        "--seeds",
+        type=_seeds,
+        default=[0],
+        metavar="A:B",
+        help="generator seeds: A:B (A to B-1), N or N,M,... (default 0)",
+    )
+    cmp.add_argument(
+        "--algorithms",
+        required=True,
+        metavar="NAMES",
+        help="comma-separated names or families, each optionally name:key=value,...",
+    )
+    cmp.add_argument(
+        "--reference",
+        default="opt",
+        metavar="opt|bound|NAME",
+        help="what ratios are measured against: the proven optimum (default; its best bound, "
+        "labelled, where not proven), the best lower bound run, or a named algorithm",
+    )
+    cmp.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="algorithm the per-bin CCT figure is normalized by (default: varys if run)",
+    )
+    cmp.add_argument("--jobs", type=_positive_int, default=1, metavar="N", help="processes")
+    cmp.add_argument(
+        "--time-limit",
+        type=_positive_float,
+        metavar="S",
+        help="wall seconds for each LP/MIP solve (default none)",
+    )
+    cmp.add_argument(
+        "--solver", choices=("highs", "cbc", "gurobi"), default="highs", help="LP/MIP backend"
+    )
+    cmp.add_argument(
+        "--format",
+        choices=("json", "benchmark", "sincronia"),
+        help="format of the instance files (default: detected from the content)",
+    )
+    cmp.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="output folder")
+    cmp.add_argument("--json", action="store_true", help="print the gap table as one JSON object")
+    cmp.set_defaults(run=_compare)
+
+    demo = sub.add_parser(
+        "demo",
+        help="the main job on built-in generated instances (what make demo runs)",
+        description="Run 'coflowlab compare' on small generated instances (4 ports, 8 coflows, "
+        "releases) with every family: the exact optimum, relaxations, a bound, approximations "
+        "and online policies; print the gap table and write the report.",
+    )
+    demo.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    demo.add_argument(
+        "--instances", type=_positive_int, default=12, help="how many instances (default 12)"
+    )
+    demo.add_argument("--jobs", type=_positive_int, default=2, help="processes (default 2)")
+    demo.add_argument(
+        "-o", "--output", default="demo-report", help="output folder (default demo-report)"
+    )
     demo.set_defaults(run=_demo)
     return parser
 
@@ -724,13 +1076,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if getattr(args, "ports", None) is None and args.command == "generate":
         args.ports = 150 if args.kind == "fb-like" else (1 if args.kind == "single-port" else 4)
     try:
-        return int(args.run(args))
+        code = int(args.run(args))
+        sys.stdout.flush()  # a closed pipe shows here, not in the flush at exit
+        return code
+    except KeyboardInterrupt:
+        print("coflowlab: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
     except (CoflowlabError, ValueError, OSError) as exc:
         print(f"coflowlab: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _drop_stdout() -> None:
+    """Points standard output at /dev/null after its reader went away, so that the flush at
+    exit does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no file descriptor (captured in tests)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,7 +25,22 @@ class CoflowlabError(Exception):
 
 
 class InvalidInstanceError(CoflowlabError, ValueError):
-    """An instance's data is invalid; the message names the coflow, flow and field."""
+    """An instance's data is invalid; the message names the coflow, flow and field.
+
+    Attributes
+    ----------
+    field
+        The :class:`~coflowlab.Instance` argument at fault (``"flow_size"``,
+        ``"coflow_release"``, ``"ingress_capacity"``, ...), or ``None``; readers use it with
+        ``index`` to point at the file's line and field.
+    index
+        The entry of ``field`` at fault (flow, coflow, port or dependency index), or ``None``.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, index: int | None = None):
+        super().__init__(message)
+        self.field = field
+        self.index = index
 
 
 class InvalidScheduleError(CoflowlabError, ValueError):

@@ -1,7 +1,7 @@
 """The coflow instance on a big-switch fabric.
 
 An :class:`Instance` is the one input of every algorithm in coflowlab. It models the
-non-blocking ("big switch") fabric of the coflow literature (``specs/theory.md`` §1.1;
+non-blocking ("big switch") fabric of the coflow literature (docs/theory.md#model;
 Chowdhury's thesis §2, Fig. 2.2): ``m`` ingress and ``m`` egress ports, each with a capacity,
 and nothing else that constrains. A coflow is a set of flows; flow ``e`` goes from ingress port
 ``src[e]`` to egress port ``dst[e]`` and carries ``size[e]`` units of data.
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .constants import MB_PER_UNIT
+from .constants import MAX_PORTS, MAX_TIME_RATIO, MAX_VALUE, MB_PER_UNIT, MIN_VALUE
 from .exceptions import InvalidInstanceError
 
 __all__ = ["JSON_FORMAT", "Coflow", "Fabric", "Instance", "Units"]
@@ -81,7 +81,15 @@ class Fabric:
     def __post_init__(self) -> None:
         m = self.num_ports
         if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 1:
-            raise InvalidInstanceError(f"fabric: num_ports must be a positive integer, got {m!r}")
+            raise InvalidInstanceError(
+                f"fabric: num_ports must be a positive integer, got {m!r}", field="num_ports"
+            )
+        if m > MAX_PORTS:
+            raise InvalidInstanceError(
+                f"fabric: num_ports is {m}, beyond the supported {MAX_PORTS} "
+                "(coflowlab.constants.MAX_PORTS)",
+                field="num_ports",
+            )
         object.__setattr__(self, "num_ports", int(m))
         for side in ("ingress", "egress"):
             raw = getattr(self, f"{side}_capacity")
@@ -99,7 +107,17 @@ class Fabric:
                 p = int(bad[0])
                 raise InvalidInstanceError(
                     f"fabric: {side} port {p}: capacity is {_fmt(cap[p])} (must be positive "
-                    "and finite)"
+                    "and finite)",
+                    field=f"{side}_capacity",
+                    index=p,
+                )
+            bad = np.flatnonzero((cap < MIN_VALUE) | (cap > MAX_VALUE))
+            if bad.size:
+                p = int(bad[0])
+                raise InvalidInstanceError(
+                    f"fabric: {side} port {p}: capacity is {_fmt(cap[p])}, {_RANGE}",
+                    field=f"{side}_capacity",
+                    index=p,
                 )
             cap.setflags(write=False)
             object.__setattr__(self, f"{side}_capacity", cap)
@@ -146,6 +164,12 @@ class Coflow:
     weight: float = 1.0
     deadline: float | None = None
     label: str | None = None
+
+
+_RANGE = (
+    f"outside the supported range [{MIN_VALUE:g}, {MAX_VALUE:g}] (coflowlab.constants; "
+    "rescale the units)"
+)
 
 
 def _fmt(x: float) -> str:
@@ -214,7 +238,7 @@ class Instance:
 
     Notes
     -----
-    Port loads and the bottleneck follow ``specs/theory.md`` §1.1: ``L[j, v]`` is the data of
+    Port loads and the bottleneck follow docs/theory.md#model: ``L[j, v]`` is the data of
     coflow ``j`` through port ``v``, and ``rho[j] = max_v L[j, v] / c_v`` is the time coflow
     ``j`` needs alone on an empty fabric (``Γ_empty`` in Chowdhury's thesis, Eq. 4.1).
 
@@ -355,19 +379,24 @@ class Instance:
             e = int(bad[0])
             raise InvalidInstanceError(
                 f"flow {e}: coflow index {int(coflow[e])} is out of range (instance has "
-                f"{n} coflows)"
+                f"{n} coflows)",
+                field="flow_coflow",
+                index=e,
             )
         counts = np.bincount(coflow, minlength=n)
         empty = np.flatnonzero(counts == 0)
         if empty.size:
-            raise InvalidInstanceError(f"coflow {int(empty[0])}: has no flows")
+            k = int(empty[0])
+            raise InvalidInstanceError(f"coflow {k}: has no flows", field="coflow_label", index=k)
         for arr, side in ((self.flow_src, "ingress"), (self.flow_dst, "egress")):
             bad = np.flatnonzero((arr < 0) | (arr >= m))
             if bad.size:
                 e = int(bad[0])
                 raise InvalidInstanceError(
                     f"coflow {int(coflow[e])}, flow {e}: {side} port {int(arr[e])} is unknown "
-                    f"(fabric has {m} ports: 0..{m - 1})"
+                    f"(fabric has {m} ports: 0..{m - 1})",
+                    field="flow_src" if side == "ingress" else "flow_dst",
+                    index=e,
                 )
 
     def _validate(self, deps: np.ndarray) -> None:
@@ -381,7 +410,17 @@ class Instance:
                 if np.isnan(size[e])
                 else f"is {_fmt(size[e])} (must be positive and finite)"
             )
-            raise InvalidInstanceError(f"coflow {int(coflow[e])}, flow {e}: size {what}")
+            raise InvalidInstanceError(
+                f"coflow {int(coflow[e])}, flow {e}: size {what}", field="flow_size", index=e
+            )
+        bad = np.flatnonzero((size < MIN_VALUE) | (size > MAX_VALUE))
+        if bad.size:
+            e = int(bad[0])
+            raise InvalidInstanceError(
+                f"coflow {int(coflow[e])}, flow {e}: size is {_fmt(size[e])}, {_RANGE}",
+                field="flow_size",
+                index=e,
+            )
         for arr, field, ok in (
             (self.coflow_release, "release", lambda a: np.isfinite(a) & (a >= 0)),
             (self.coflow_weight, "weight", lambda a: np.isfinite(a) & (a >= 0)),
@@ -395,13 +434,30 @@ class Instance:
                     if field == "deadline"
                     else ("must be finite and >= 0")
                 )
-                raise InvalidInstanceError(f"coflow {k}: {field} is {_fmt(arr[k])} ({rule})")
+                raise InvalidInstanceError(
+                    f"coflow {k}: {field} is {_fmt(arr[k])} ({rule})",
+                    field=f"coflow_{field}",
+                    index=k,
+                )
+            # zero releases and weights are fine; a deadline is a duration like a size
+            low = MIN_VALUE if field == "deadline" else 0.0
+            bad = np.flatnonzero(((arr < low) | (arr > MAX_VALUE)) & np.isfinite(arr))
+            if bad.size:
+                k = int(bad[0])
+                raise InvalidInstanceError(
+                    f"coflow {k}: {field} is {_fmt(arr[k])}, outside the supported range "
+                    f"[{low:g}, {MAX_VALUE:g}] (coflowlab.constants; rescale the units)",
+                    field=f"coflow_{field}",
+                    index=k,
+                )
         rel = self.flow_release
         bad = np.flatnonzero(~np.isfinite(rel))
         if bad.size:
             e = int(bad[0])
             raise InvalidInstanceError(
-                f"coflow {int(coflow[e])}, flow {e}: release is {_fmt(rel[e])} (must be finite)"
+                f"coflow {int(coflow[e])}, flow {e}: release is {_fmt(rel[e])} (must be finite)",
+                field="flow_release",
+                index=e,
             )
         bad = np.flatnonzero(rel < self.coflow_release[coflow])
         if bad.size:
@@ -409,17 +465,63 @@ class Instance:
             k = int(coflow[e])
             raise InvalidInstanceError(
                 f"coflow {k}, flow {e}: release {_fmt(rel[e])} is before its coflow's release "
-                f"{_fmt(self.coflow_release[k])}"
+                f"{_fmt(self.coflow_release[k])}",
+                field="flow_release",
+                index=e,
             )
+        self._validate_times()
         seen: dict[str, int] = {}
         for k, lab in enumerate(self.coflow_label):
             if lab in seen:
                 raise InvalidInstanceError(
-                    f"coflow {k}: label {lab!r} repeats the label of coflow {seen[lab]}"
+                    f"coflow {k}: label {lab!r} repeats the label of coflow {seen[lab]}",
+                    field="coflow_label",
+                    index=k,
                 )
             seen[lab] = k
         if deps.size:
             self._validate_dependencies(deps)
+
+    def _validate_times(self) -> None:
+        """Refuses flows whose earliest end is beyond :data:`~coflowlab.constants.MAX_VALUE`
+        or whose transfer is too short for the tolerances next to the instance's time span
+        (:data:`~coflowlab.constants.MAX_TIME_RATIO`; the reasoning is in constants.py)."""
+        if not self.num_flows:
+            return
+        fab = self.fabric
+        cap = np.minimum(
+            np.asarray(fab.ingress_capacity)[self.flow_src],
+            np.asarray(fab.egress_capacity)[self.flow_dst],
+        )
+        duration = self.flow_size / cap
+        end = self.flow_release + duration
+        last = int(np.argmax(end))
+        coflow = self.flow_coflow
+
+        def where(e: int) -> str:
+            return (
+                f"coflow {int(coflow[e])}, flow {e} (size {_fmt(self.flow_size[e])}, capacity "
+                f"{_fmt(cap[e])}, release {_fmt(self.flow_release[e])})"
+            )
+
+        if not end[last] <= MAX_VALUE:
+            raise InvalidInstanceError(
+                f"{where(last)}: cannot end before time {end[last]:.6g}, beyond the supported "
+                f"{MAX_VALUE:g} (coflowlab.constants; rescale the units)",
+                field="flow_size",
+                index=last,
+            )
+        short = int(np.argmin(duration))
+        span = max(1.0, float(end[last]))
+        if span > MAX_TIME_RATIO * duration[short]:
+            raise InvalidInstanceError(
+                f"{where(short)}: takes {duration[short]:.6g} time units, but {where(last)} "
+                f"cannot end before {span:.6g}: a ratio of {span / duration[short]:.3g}, "
+                f"above the {MAX_TIME_RATIO:g} the tolerances support (coflowlab.constants "
+                "MAX_TIME_RATIO)",
+                field="flow_size",
+                index=short,
+            )
 
     def _validate_dependencies(self, deps: np.ndarray) -> None:
         n = self.num_coflows
@@ -428,10 +530,16 @@ class Instance:
                 if not (np.isfinite(x) and x == int(x) and 0 <= x < n):
                     shown = int(x) if np.isfinite(x) and x == int(x) else _fmt(x)
                     raise InvalidInstanceError(
-                        f"dependency {i}: coflow {shown} is not a coflow index (0..{n - 1})"
+                        f"dependency {i}: coflow {shown} is not a coflow index (0..{n - 1})",
+                        field="dependencies",
+                        index=i,
                     )
             if a == b:
-                raise InvalidInstanceError(f"dependency {i}: coflow {int(a)} depends on itself")
+                raise InvalidInstanceError(
+                    f"dependency {i}: coflow {int(a)} depends on itself",
+                    field="dependencies",
+                    index=i,
+                )
         import networkx as nx  # lazy: keeps `import coflowlab` fast
 
         graph = nx.DiGraph()
@@ -441,7 +549,7 @@ class Instance:
         except nx.NetworkXNoCycle:
             return
         path = " -> ".join(str(u) for u, _ in cycle) + f" -> {cycle[0][0]}"
-        raise InvalidInstanceError(f"dependencies: form a cycle {path}")
+        raise InvalidInstanceError(f"dependencies: form a cycle {path}", field="dependencies")
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -504,7 +612,7 @@ class Instance:
         """Builds an instance from one ``m × m`` demand matrix per coflow.
 
         Entry ``D[i][o] > 0`` becomes a flow from ingress ``i`` to egress ``o`` (rows are
-        ingress ports, as in ``specs/theory.md`` §10). Flows are ordered row-major.
+        ingress ports, as in docs/theory.md#instances). Flows are ordered row-major.
 
         Examples
         --------
@@ -608,7 +716,7 @@ class Instance:
     @cached_property
     def port_load(self) -> npt.NDArray[np.float64]:
         """``(n, 2m)`` loads on the ``2m`` ports, ingress first: the concurrent-open-shop
-        processing times of ``specs/theory.md`` §1.3 (before dividing by capacity)."""
+        processing times of docs/theory.md#cos (before dividing by capacity)."""
         return _readonly(np.hstack([self.ingress_load, self.egress_load]), np.float64)
 
     @cached_property
@@ -629,7 +737,7 @@ class Instance:
     @cached_property
     def bottleneck(self) -> npt.NDArray[np.float64]:
         """``(n,)`` bottleneck ρ of each coflow: its completion time alone on an empty fabric
-        (``Γ_empty`` in Chowdhury's thesis, Eq. 4.1; ``ρ_j`` in ``specs/theory.md`` §1.1)."""
+        (``Γ_empty`` in Chowdhury's thesis, Eq. 4.1; ``ρ_j`` in docs/theory.md#model)."""
         return _readonly(self.port_time.max(axis=1), np.float64)
 
     @cached_property
@@ -837,51 +945,119 @@ class Instance:
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Instance:
-        """Rebuilds an instance from :meth:`to_dict`'s document, validating it.
+        """Rebuilds an instance from :meth:`to_dict`'s document, validating it strictly.
+
+        Indices, ports and ``num_ports`` must be JSON integers (not ``true``, ``1.5`` or
+        ``"1"``), sizes, times, weights and capacities JSON numbers, deadlines numbers or
+        ``null``, labels strings; every column must have one entry per flow (or coflow, or
+        port).
 
         Raises
         ------
         InvalidInstanceError
-            If the document lacks a key or holds invalid values; the message names the key.
+            If the document lacks a key or holds an invalid value. The message starts with the
+            JSON path of the value (``flows.size[5]``, ``fabric.num_ports``) and shows it;
+            the exception's ``field`` is that path and ``index`` the entry.
+
+        Examples
+        --------
+        >>> doc = Instance.from_matrices([[[1, 2], [0, 3]]]).to_dict()
+        >>> doc["flows"]["src"][1] = 1.5
+        >>> Instance.from_dict(doc)
+        Traceback (most recent call last):
+        ...
+        coflowlab.exceptions.InvalidInstanceError: flows.src[1]: must be an integer, got 1.5
         """
-
-        def get(d: Any, key: str, where: str) -> Any:
-            if not isinstance(d, dict) or key not in d:
-                raise InvalidInstanceError(f"instance document: missing key {where}{key!r}")
-            return d[key]
-
-        if doc.get("format") != JSON_FORMAT if isinstance(doc, dict) else True:
+        if not isinstance(doc, dict):
             raise InvalidInstanceError(
-                f"instance document: 'format' must be {JSON_FORMAT!r}, got "
-                f"{doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r}"
+                f"instance document: must be a JSON object, got {_show(doc)}", field="json"
+            )
+        if doc.get("format") != JSON_FORMAT:
+            raise InvalidInstanceError(
+                f"format: 'format' must be {JSON_FORMAT!r}, got {_show(doc.get('format'))}",
+                field="format",
             )
         version = doc.get("version")
-        if version != _JSON_VERSION:
+        if type(version) is not int or version != _JSON_VERSION:
             raise InvalidInstanceError(
-                f"instance document: unsupported version {version!r} (expected {_JSON_VERSION})"
+                f"version: unsupported version {_show(version)} (expected {_JSON_VERSION})",
+                field="version",
             )
-        fab, cof, flo = get(doc, "fabric", ""), get(doc, "coflows", ""), get(doc, "flows", "")
+        fab, cof, flo = (_json_object(doc, key, key) for key in ("fabric", "coflows", "flows"))
+        m = _json_int(_json_key(fab, "num_ports", "fabric."), "fabric.num_ports")
+        if m < 1:
+            raise InvalidInstanceError(
+                f"fabric.num_ports: num_ports must be a positive integer, got {m}",
+                field="fabric.num_ports",
+            )
+        caps = [
+            _json_numbers(fab, f"{side}_capacity", "fabric.", m, scalar=True)
+            for side in ("ingress", "egress")
+        ]
+        labels = _json_key(cof, "label", "coflows.")
+        if not isinstance(labels, list):
+            raise InvalidInstanceError(
+                f"coflows.label: must be a list of strings, got {_show(labels)}",
+                field="coflows.label",
+            )
+        for k, lab in enumerate(labels):
+            if not isinstance(lab, str):
+                raise InvalidInstanceError(
+                    f"coflows.label[{k}]: must be a string, got {_show(lab)}",
+                    field=f"coflows.label[{k}]",
+                    index=k,
+                )
+        n = len(labels)
+        coflow = _json_ints(flo, "coflow", "flows.", None)
+        nf = len(coflow)
+        deps = doc.get("dependencies", [])
+        if not isinstance(deps, list):
+            raise InvalidInstanceError(
+                f"dependencies: must be a list of [a, b] pairs, got {_show(deps)}",
+                field="dependencies",
+            )
+        for i, pair in enumerate(deps):
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise InvalidInstanceError(
+                    f"dependencies[{i}]: must be a pair [a, b] of coflow indices, got "
+                    f"{_show(pair)}",
+                    field=f"dependencies[{i}]",
+                    index=i,
+                )
+            for j in (0, 1):
+                _json_int(pair[j], f"dependencies[{i}][{j}]", index=i)
         units = doc.get("units", {})
-        deadlines = [np.inf if d is None else d for d in get(cof, "deadline", "coflows.")]
-        return cls(
-            Fabric(
-                get(fab, "num_ports", "fabric."),
-                np.asarray(get(fab, "ingress_capacity", "fabric."), dtype=float),
-                np.asarray(get(fab, "egress_capacity", "fabric."), dtype=float),
-            ),
-            np.asarray(get(flo, "coflow", "flows."), dtype=np.int64),
-            np.asarray(get(flo, "src", "flows."), dtype=np.int64),
-            np.asarray(get(flo, "dst", "flows."), dtype=np.int64),
-            np.asarray(get(flo, "size", "flows."), dtype=float),
-            np.asarray(get(flo, "release", "flows."), dtype=float),
-            coflow_release=np.asarray(get(cof, "release", "coflows."), dtype=float),
-            coflow_weight=np.asarray(get(cof, "weight", "coflows."), dtype=float),
-            coflow_deadline=np.asarray(deadlines, dtype=float),
-            coflow_label=get(cof, "label", "coflows."),
-            num_coflows=len(get(cof, "label", "coflows.")),
-            dependencies=[tuple(p) for p in doc.get("dependencies", [])],
-            units=Units(str(units.get("size", "unit")), str(units.get("time", "unit"))),
-        )
+        if not isinstance(units, dict) or not all(
+            isinstance(units.get(key, ""), str) for key in ("size", "time")
+        ):
+            raise InvalidInstanceError(
+                f"units: must be an object with string 'size' and 'time', got {_show(units)}",
+                field="units",
+            )
+        try:
+            return cls(
+                Fabric(m, np.asarray(caps[0], dtype=float), np.asarray(caps[1], dtype=float)),
+                np.asarray(coflow, dtype=np.int64),
+                np.asarray(_json_ints(flo, "src", "flows.", nf), dtype=np.int64),
+                np.asarray(_json_ints(flo, "dst", "flows.", nf), dtype=np.int64),
+                np.asarray(_json_numbers(flo, "size", "flows.", nf), dtype=float),
+                np.asarray(_json_numbers(flo, "release", "flows.", nf), dtype=float),
+                coflow_release=np.asarray(_json_numbers(cof, "release", "coflows.", n)),
+                coflow_weight=np.asarray(_json_numbers(cof, "weight", "coflows.", n)),
+                coflow_deadline=np.asarray(
+                    _json_numbers(cof, "deadline", "coflows.", n, null=math.inf), dtype=float
+                ),
+                coflow_label=labels,
+                num_coflows=n,
+                dependencies=np.asarray(deps, dtype=np.int64).reshape(-1, 2),
+                units=Units(units.get("size", "unit"), units.get("time", "unit")),
+            )
+        except InvalidInstanceError as exc:
+            path = _JSON_PATHS.get(exc.field or "")
+            if path is None:
+                raise
+            where = path if exc.index is None else f"{path}[{exc.index}]"
+            raise InvalidInstanceError(f"{where}: {exc}", field=where, index=exc.index) from None
 
     @classmethod
     def from_json(cls, text: str) -> Instance:
@@ -939,6 +1115,125 @@ class Instance:
             f"<Instance: {self.num_coflows} coflows, {self.num_flows} flows, "
             f"{self.num_ports} ports, sizes in {self.units.size}, times in {self.units.time}>"
         )
+
+
+_JSON_PATHS = {
+    "flow_coflow": "flows.coflow",
+    "flow_src": "flows.src",
+    "flow_dst": "flows.dst",
+    "flow_size": "flows.size",
+    "flow_release": "flows.release",
+    "coflow_release": "coflows.release",
+    "coflow_weight": "coflows.weight",
+    "coflow_deadline": "coflows.deadline",
+    "coflow_label": "coflows.label",
+    "ingress_capacity": "fabric.ingress_capacity",
+    "egress_capacity": "fabric.egress_capacity",
+    "dependencies": "dependencies",
+}
+"""JSON path of each :class:`Instance` argument in :meth:`Instance.to_dict`'s document."""
+
+
+def _show(value: Any) -> str:
+    """A JSON value as the file shows it (``true``, ``"abc"``, ``1.5``), shortened."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _json_key(d: dict[str, Any], key: str, where: str) -> Any:
+    if key not in d:
+        raise InvalidInstanceError(
+            f"{where}{key}: missing key '{where}{key}'", field=f"{where}{key}"
+        )
+    return d[key]
+
+
+def _json_object(d: dict[str, Any], key: str, path: str) -> dict[str, Any]:
+    value = _json_key(d, key, "")
+    if not isinstance(value, dict):
+        raise InvalidInstanceError(
+            f"{path}: must be a JSON object, got {_show(value)}", field=path
+        )
+    return value
+
+
+def _json_int(value: Any, path: str, index: int | None = None) -> int:
+    # bool is a subclass of int in Python; JSON true/false are not integers
+    if type(value) is not int:
+        raise InvalidInstanceError(
+            f"{path}: must be an integer, got {_show(value)}", field=path, index=index
+        )
+    return value
+
+
+def _json_list(d: dict[str, Any], key: str, where: str, length: int | None) -> list[Any]:
+    values = _json_key(d, key, where)
+    if not isinstance(values, list):
+        raise InvalidInstanceError(
+            f"{where}{key}: must be a list, got {_show(values)}", field=f"{where}{key}"
+        )
+    if length is not None and len(values) != length:
+        raise InvalidInstanceError(
+            f"{where}{key}: has {len(values)} entries, expected {length}", field=f"{where}{key}"
+        )
+    return values
+
+
+def _json_ints(d: dict[str, Any], key: str, where: str, length: int | None) -> list[int]:
+    values = _json_list(d, key, where, length)
+    if not all(type(v) is int for v in values):  # fast path first: one pass in C
+        for i, v in enumerate(values):
+            _json_int(v, f"{where}{key}[{i}]", index=i)
+    return values
+
+
+def _json_numbers(
+    d: dict[str, Any],
+    key: str,
+    where: str,
+    length: int,
+    null: float | None = None,
+    scalar: bool = False,
+) -> list[float]:
+    """A list of ``length`` JSON numbers; ``null`` entries read as ``null`` when it is given,
+    and with ``scalar`` one number stands for the whole column (capacities)."""
+    values = _json_key(d, key, where)
+    if scalar and type(values) in (int, float):
+        values = [values] * length
+    if not isinstance(values, list):
+        raise InvalidInstanceError(
+            f"{where}{key}: must be a list, got {_show(values)}", field=f"{where}{key}"
+        )
+    if len(values) != length:
+        raise InvalidInstanceError(
+            f"{where}{key}: has {len(values)} entries, expected {length}", field=f"{where}{key}"
+        )
+    out: list[float] = []
+    for i, v in enumerate(values):
+        if v is None and null is not None:
+            out.append(null)
+        elif type(v) is float:
+            out.append(v)
+        elif type(v) is int:
+            try:
+                out.append(float(v))
+            except OverflowError:  # a JSON integer of hundreds of digits
+                raise InvalidInstanceError(
+                    f"{where}{key}[{i}]: {_show(v)} is too large",
+                    field=f"{where}{key}[{i}]",
+                    index=i,
+                ) from None
+        else:
+            what = "a number or null" if null is not None else "a number"
+            raise InvalidInstanceError(
+                f"{where}{key}[{i}]: must be {what}, got {_show(v)}",
+                field=f"{where}{key}[{i}]",
+                index=i,
+            )
+    return out
 
 
 def _rebuild(doc: dict[str, Any]) -> Instance:

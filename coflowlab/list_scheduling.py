@@ -7,7 +7,7 @@ released or completes. This module does that once, by replaying the instance thr
 event-driven simulator (:func:`coflowlab.simulate`) with :class:`StaticPriority`, a clairvoyant
 policy that never reorders.
 
-Allocations (``specs/theory.md`` §4.4):
+Allocations (docs/theory.md#sincronia):
 
 - ``"greedy"``: strict priority. Coflows in order, and inside a coflow its flows in the
   instance's flow order (:meth:`Instance.coflow_flows`), each take the smaller of their two

@@ -3,9 +3,9 @@
 Every function here takes the instance and the completion times of a
 :class:`~coflowlab.verify.VerificationReport`, never an algorithm's own numbers.
 
-The four Varys bins (Chowdhury's thesis §5, L1483; ``specs/varys-thesis-ch1-5.md`` §8.9 item
-15) split coflows by *length* (largest flow; "short" if < 5 MB) and *width* (number of flows;
-"narrow" if ≤ 50): SN, LN, SW, LW.
+The four Varys bins (Chowdhury's PhD thesis, UC Berkeley 2015, §5.7.1; docs/varys.md#bins) split
+coflows by *length* (largest flow; "short" if < 5 MB) and *width* (number of flows; "narrow" if ≤
+50): SN, LN, SW, LW.
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ BINS = ("SN", "LN", "SW", "LW")
 """Varys' bins: short/long × narrow/wide."""
 
 SHORT_MB = 5.0
-"""Varys' "short" threshold on a coflow's longest flow, in MB (thesis L1483)."""
+"""Varys' "short" threshold on a coflow's longest flow, in MB (thesis §5.7.1)."""
 
 NARROW_WIDTH = 50
-"""Varys' "narrow" threshold on a coflow's number of flows (thesis L1483)."""
+"""Varys' "narrow" threshold on a coflow's number of flows (thesis §5.7.1)."""
 
 
 def weighted_completion_time(instance: Instance, completion: npt.ArrayLike) -> float:
-    """``Σ_j w_j C_j``, the objective of ``specs/theory.md`` §1.1.
+    """``Σ_j w_j C_j``, the objective of docs/theory.md#model.
 
     Examples
     --------

@@ -5,14 +5,14 @@ serve online heuristics (fed from a simulator state: the *active* flows, their r
 and the capacities) and offline algorithms (fed from an :class:`~coflowlab.Instance`, see
 :func:`instance_order`), so every caller orders coflows the same way.
 
-The heuristics are those of Chowdhury's thesis §5.5.3 (L1233-1237;
-``specs/varys-thesis-ch1-5.md`` §3.2), plus Smith's rule and largest-weight-first:
+The heuristics are those of Chowdhury's thesis §5.5.3 (PhD thesis, UC Berkeley 2015;
+docs/varys.md), plus Smith's rule and largest-weight-first:
 
 ==========================  ======================================================  ==========
 function                    key (ascending unless stated)                           name
 ==========================  ======================================================  ==========
 :func:`fifo`                arrival time ("processing coflows in their arrival      ``fifo``
-                            order", L1568)
+                            order", §5.7.4)
 :func:`scf`                 length: the largest flow (Shortest-Coflow-First)        ``scf``
 :func:`ncf`                 width: the number of flows (Narrowest-Coflow-First)     ``ncf``
 :func:`tcf`                 size: the total bytes (smallesT-Coflow-First)           ``tcf``
@@ -25,8 +25,8 @@ function                    key (ascending unless stated)                       
 Conventions
 -----------
 - **Ties break toward the lower coflow index**, always: every ordering is a stable sort of the
-  coflow indices, so equal keys keep index order (the thesis breaks ties "arbitrarily", L2985;
-  the worked examples of :mod:`coflowlab.instances.examples` assume ties go to the lower
+  coflow indices, so equal keys keep index order (the thesis breaks ties "arbitrarily", Appendix
+  B.3; the worked examples of :mod:`coflowlab.instances.examples` assume ties go to the lower
   index). ``nan`` keys sort last.
 - Flow-level inputs are plain NumPy arrays aligned per flow: ``size`` (or ``remaining``),
   ``src``, ``dst`` and ``coflow`` (the coflow index of each flow). Without ``num_coflows``
@@ -34,7 +34,7 @@ Conventions
   ``num_coflows`` it is a permutation of ``0..num_coflows-1`` and coflows without flows get key
   0 (weight-based keys excepted).
 - Whether sizes are original or remaining bytes is the caller's choice: pass what the key
-  should see (the thesis leaves it open for SEBF, ``specs/varys-thesis-ch1-5.md`` §3.8 item 1).
+  should see (the thesis leaves it open for SEBF, docs/varys.md#sebf-key).
 
 Examples
 --------
@@ -49,6 +49,7 @@ Thesis Fig. 5.3 (reconstruction R-5.3): SEBF serves C2 first, the others C1.
 from __future__ import annotations
 
 import heapq
+import typing
 from functools import cache
 from typing import Any, Literal
 
@@ -81,8 +82,9 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 OrderingName = Literal["fifo", "scf", "ncf", "tcf", "sebf", "smith", "lwf"]
-ORDERINGS: tuple[str, ...] = ("fifo", "scf", "ncf", "tcf", "sebf", "smith", "lwf")
-"""Names accepted by :func:`instance_order`."""
+ORDERINGS: tuple[str, ...] = typing.get_args(OrderingName)
+"""The one vocabulary of coflow orders: names accepted by :func:`instance_order`, by Varys'
+``ordering`` and by the plain-ordering baselines."""
 
 _EXHAUSTED = 1e-12
 """Residual capacity below this fraction of the port's is exhausted (:func:`sebf_residual`)."""
@@ -243,7 +245,7 @@ def bottleneck_key(
 
     Γ is the largest ``load / capacity`` over the ports a coflow's flows use, where the load of
     a port is the sum of the (remaining) sizes through it; ``inf`` when a loaded port has no
-    capacity left (a toolkit convention, ``specs/varys-thesis-ch1-5.md`` §2). One pass over
+    capacity left (our convention, docs/varys.md#backfill). One pass over
     the flows (a numba kernel with a dense coflows × ports table, or a sort when that table
     would be too large); ``coflow`` holds dense indices ``0..num_coflows-1``.
 
@@ -286,8 +288,8 @@ def smith_key(gamma: npt.ArrayLike, weight: npt.ArrayLike) -> FloatArray:
 
 # ---------------------------------------------------------------------------- orderings
 def fifo(arrival: npt.ArrayLike, coflows: npt.ArrayLike | None = None) -> IntArray:
-    """First-In-First-Out: ascending arrival time (thesis L1568; Orchestra's inter-coflow
-    order, L1632).
+    """First-In-First-Out: ascending arrival time (thesis §5.7.4; Orchestra's inter-coflow
+    order, §5.9).
 
     Parameters
     ----------
@@ -378,7 +380,7 @@ def sebf(
     """Smallest-Effective-Bottleneck-First: ascending Γ against ``cap_in`` / ``cap_out``.
 
     Γ is :func:`bottleneck_key`: it "considers a coflow's length, width, size, and skew"
-    (thesis L1237). Pass remaining bytes and full capacities for Varys' online key, original
+    (thesis §5.5.3). Pass remaining bytes and full capacities for Varys' online key, original
     sizes for the static one, or residual capacities for Γ against what is left.
 
     Examples
@@ -404,7 +406,7 @@ def smith(
     *,
     num_coflows: int | None = None,
 ) -> IntArray:
-    """Smith's rule on the bottleneck: ascending Γ / w (``specs/theory.md`` §1.4 F2).
+    """Smith's rule on the bottleneck: ascending Γ / w (docs/theory.md#f2).
 
     On one port Γ is the processing time, so this is Smith's rule for ``1||Σ w_j C_j``. A
     coflow of weight 0 goes last (key ``inf``).
@@ -441,7 +443,7 @@ def sebf_residual(
     capacity left after reserving MADD rates for the coflows already picked.
 
     This reads Pseudocode 1's "Γ^C calculated using Eq. 4.1" with the current ``Rem(.)``
-    (``specs/varys-thesis-ch1-5.md`` §3.3 line 3, §3.8 item 1): after coflow ``c`` is picked,
+    (thesis §5.5.3; docs/varys.md#sebf-key): after coflow ``c`` is picked,
     every port it uses loses ``load / Γ_c`` (the rates MADD gives it), and the next pick is
     the smallest Γ against what is left (a port left with less than 1e-12 of its capacity,
     rounding residue, counts as exhausted). Γ only grows as capacity shrinks, so a lazy heap

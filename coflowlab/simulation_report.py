@@ -2,7 +2,7 @@
 simulate`` prints and writes.
 
 The summary holds the average and 95th-percentile CCT overall and per Varys bin (short/long ×
-narrow/wide: longest flow < 5 MB, at most 50 flows; thesis L1483), and the share of deadlines
+narrow/wide: longest flow < 5 MB, at most 50 flows; thesis §5.7.1), and the share of deadlines
 met. Rejected or unfinished coflows (completion ``nan``) are counted apart and excluded from
 the CCT statistics.
 """
@@ -19,7 +19,7 @@ import numpy.typing as npt
 from .instance import Instance
 from .metrics import BINS, cct, summarize, varys_bins
 
-__all__ = ["format_summary", "simulation_csv", "simulation_summary"]
+__all__ = ["bin_rule", "format_summary", "simulation_csv", "simulation_summary"]
 
 
 def _bins(instance: Instance) -> np.ndarray:
@@ -27,6 +27,22 @@ def _bins(instance: Instance) -> np.ndarray:
         # dimensionless sizes: read them as MB, as the papers' toy examples do
         return varys_bins(instance, short=5.0)
     return varys_bins(instance)
+
+
+def bin_rule(instance: Instance) -> str:
+    """The rule behind the Varys bins of ``instance``, in words, with its size unit.
+
+    Examples
+    --------
+    >>> from coflowlab import Instance
+    >>> bin_rule(Instance.from_matrices([[[1.0]]])).split(";")[0]
+    'short: longest flow < 5 size units (sizes without a unit, read as MB)'
+    """
+    if instance.units.mb_per_size_unit() is None:
+        short = "5 size units (sizes without a unit, read as MB)"
+    else:
+        short = "5 MB"
+    return f"short: longest flow < {short}; narrow: at most 50 flows"
 
 
 def simulation_summary(
@@ -69,8 +85,10 @@ def simulation_summary(
         "finished": int(finished.sum()),
         "time_unit": instance.units.time,
         "avg_cct": _num(overall.average),
+        "total_cct": float(np.sum(c[finished])),
         "p95_cct": _num(overall.p95),
         "bins": table,
+        "bin_rule": bin_rule(instance),
         "deadlines": num_deadlines,
         "deadlines_met_pct": (
             _num(100.0 * float(ok[with_deadline].sum()) / num_deadlines) if num_deadlines else None
@@ -105,7 +123,7 @@ def format_summary(summary: dict[str, Any], name: str | None = None) -> str:
         lines.append(
             f"{b:<3}  {row['count']:>7,}  {f(row['avg_cct']):>14}  {f(row['p95_cct']):>14}"
         )
-    lines.append("(short: longest flow < 5 MB; narrow: at most 50 flows)")
+    lines.append(f"({summary['bin_rule']})")
     if summary["deadlines"]:
         lines.append(
             f"deadlines met: {summary['deadlines_met_pct']:.1f}% of {summary['deadlines']:,}"

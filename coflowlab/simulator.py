@@ -4,7 +4,7 @@ Rates are piecewise constant between events; an event is a flow (or coflow) arri
 completion, or a wake-up time the policy asked for (a queue-threshold crossing, a coordination
 interval, a starvation timer, an epoch). There are no fixed time steps: the next event time is
 computed exactly from the current rates, so results are not quantized. (CoflowSim steps every
-8 ms and the thesis' simulator decides every 10 s; ``specs/reference-simulators.md`` §1.)
+8 ms and the thesis' simulator decides every 10 s; docs/coflowsim-model.md.)
 
 At each event the policy (:class:`coflowlab.policy.Policy`) sees the state and returns rates;
 the simulator records every rate change as a :class:`~coflowlab.schedules.FluidSchedule` record
@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 import math
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -220,6 +221,7 @@ def simulate(
     record: bool = True,
     tol: float = TOL,
     max_events: int | None = None,
+    progress: Callable[[int, float], None] | None = None,
 ) -> SimulationResult:
     """Replays ``instance`` under an online ``policy``, exactly.
 
@@ -243,6 +245,9 @@ def simulate(
         within it of zero complete at the current event.
     max_events
         Stop with :class:`SimulationError` after this many events (default: no limit).
+    progress
+        Called as ``progress(events, time)`` at every event, for a status line (see
+        :class:`coflowlab.progress.Progress`); it must be cheap.
 
     Returns
     -------
@@ -316,6 +321,8 @@ def simulate(
             events += 1
             if max_events is not None and events > max_events:
                 raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
+            if progress is not None:
+                progress(events, t)
             completed = _cat(completed_since)
             state = state_class(
                 inst,

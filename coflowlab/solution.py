@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .constants import OPTIMALITY_TOL
 from .exceptions import SolverError
 from .instance import Instance
 from .schedules import Schedule
@@ -30,6 +31,7 @@ __all__ = [
     "SolutionKind",
     "approximation_solution",
     "bound_solution",
+    "check_optimality",
     "schedule_solution",
     "weighted_completion",
 ]
@@ -66,7 +68,7 @@ class Guarantee:
     statement
         The inequality in words, e.g. ``"Σ w C ≤ 4·LP-OV (zero release)"``.
     source
-        Theorem and paper, and the spec section that derives or checks it.
+        Theorem and paper, and the docs page that derives or checks it.
     in_expectation
         Whether it holds in expectation only (randomized algorithms).
 
@@ -240,6 +242,7 @@ def schedule_solution(
     bound: float | None = None,
     maximize: bool = False,
     details: dict[str, Any] | None = None,
+    mip_gap: float = 0.0,
 ) -> Solution:
     """Verifies ``schedule`` and wraps it: the objective comes from the verifier.
 
@@ -249,11 +252,31 @@ def schedule_solution(
     with another objective (deadlines: weighted number met, computed by the caller from the
     report). ``bound`` overrides the solver's bound.
 
+    Status ``optimal`` is a claim this function checks (:func:`check_optimality`): the
+    verified objective must equal the proven bound within
+    :data:`coflowlab.constants.OPTIMALITY_TOL`, widened to ``mip_gap``, the relative gap the
+    caller asked its solver for.
+
     Raises
     ------
     SolverError
-        The schedule fails verification, or its cost disagrees with the solver's objective:
-        a bug in the formulation's decoding, never a property of the instance.
+        The schedule fails verification, its cost disagrees with the solver's objective, or
+        the status is ``optimal`` while the verified objective is not the proven bound: a bug
+        in the formulation's decoding or bound, never a property of the instance.
+
+    Examples
+    --------
+    A schedule that finishes the only coflow at 2 cannot be called optimal against a bound
+    of 1:
+
+    >>> from coflowlab import FluidSchedule, Instance
+    >>> inst = Instance.from_matrices([[[1.0]]])
+    >>> slow = FluidSchedule.from_segments(1, [0], [0.0], [2.0], [0.5])
+    >>> result = SolveResult(SolveStatus.OPTIMAL, 2.0, 1.0, 0.5, 0.0, np.zeros(1), "toy")
+    >>> schedule_solution("toy", SolutionKind.EXACT, inst, slow, result, runtime=0.0)
+    Traceback (most recent call last):
+    ...
+    coflowlab.exceptions.SolverError: toy: status optimal, but the returned schedule's ...
     """
     status = result.status if result is not None else SolveStatus.OPTIMAL
     solver = result.solver if result is not None else None
@@ -283,6 +306,8 @@ def schedule_solution(
             )
     if bound is None:
         bound = result.bound if result is not None else value
+    if status is SolveStatus.OPTIMAL:
+        check_optimality(method, value, float(bound), mip_gap)
     if status is SolveStatus.OPTIMAL and result is not None:
         # the solver's bound is on its own objective; keep it consistent with the verified one
         bound = min(bound, value) if not maximize else max(bound, value)
@@ -290,6 +315,31 @@ def schedule_solution(
         method, kind, status, value, float(bound), relative_gap(value, float(bound)), runtime,
         instance, schedule, report, order, solver, maximize, message, details or {},
     )  # fmt: skip
+
+
+def check_optimality(method: str, value: float, bound: float, mip_gap: float = 0.0) -> None:
+    """Raises :class:`SolverError` unless a schedule of verified objective ``value`` may be
+    called optimal against the proven ``bound``: ``|value - bound| ≤ (max(OPTIMALITY_TOL,
+    mip_gap) + OBJECTIVE_RTOL) · max(1, |value|)`` (:data:`coflowlab.constants.
+    OPTIMALITY_TOL`). The same test for minimizing and maximizing methods: a bound on the
+    wrong side is as much a bug as a gap.
+
+    Examples
+    --------
+    >>> check_optimality("toy", 83.00001, 83.0)
+    >>> check_optimality("toy", 85.0, 83.0)
+    Traceback (most recent call last):
+    ...
+    coflowlab.exceptions.SolverError: toy: status optimal, but the returned schedule's ...
+    """
+    tol = (max(OPTIMALITY_TOL, mip_gap) + OBJECTIVE_RTOL) * max(1.0, abs(value))
+    if not abs(value - bound) <= tol:  # also catches a nan bound
+        raise SolverError(
+            f"{method}: status optimal, but the returned schedule's verified objective "
+            f"{value!r} differs from the proven bound {bound!r} by more than {tol:.3g} "
+            f"(OPTIMALITY_TOL {OPTIMALITY_TOL:g}, mip_gap {mip_gap:g}): the method returned "
+            "a schedule other than the one it proved optimal, or a wrong bound"
+        )
 
 
 def bound_solution(

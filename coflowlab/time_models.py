@@ -1,4 +1,4 @@
-"""The two time and capacity models of the coflow literature (``specs/theory.md`` §1.2).
+"""The two time and capacity models of the coflow literature (docs/theory.md#time-models).
 
 ``FLUID``
     Rates: each flow sends at a rate that may change at any real time; at every instant the

@@ -155,7 +155,7 @@ class VerificationReport:
 
     @property
     def weighted_completion_time(self) -> float:
-        """The objective ``Σ_j w_j C_j`` of ``specs/theory.md`` §1.1 (completion times)."""
+        """The objective ``Σ_j w_j C_j`` of docs/theory.md#model (completion times)."""
         return float(np.dot(self._weights, self.coflow_completion))
 
     @property

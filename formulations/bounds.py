@@ -1,4 +1,4 @@
-"""Combinatorial lower bounds on the optimum (``specs/theory.md`` §1.4, F3 and F4).
+"""Combinatorial lower bounds on the optimum (docs/theory.md#basic-facts, F3 and F4).
 
 Both hold in the fluid and the slotted model (fluid OPT ≤ slotted OPT), so they bound every
 schedule of the instance.
@@ -23,7 +23,7 @@ def completion_floor(instance: Instance) -> np.ndarray:
 
     ``e_j`` is the largest of
 
-    - ``r_j + ρ_j`` (theory F3; ``ρ_j`` in time, load / capacity);
+    - ``r_j + ρ_j`` (docs/theory.md#f3; ``ρ_j`` in time, load / capacity);
     - per port ``v`` that coflow ``j`` uses: the earliest release of its flows through ``v``
       plus its load there divided by ``v``'s capacity (nothing is sent through ``v`` before
       that release);
@@ -58,7 +58,7 @@ def completion_floor(instance: Instance) -> np.ndarray:
 
 def bound_release_rho(instance: Instance, **_: Any) -> Solution:
     """``Σ_j w_j (r_j + ρ_j)``: no coflow can finish before its release plus its bottleneck
-    time ρ_j (theory F3).
+    time ρ_j (docs/theory.md#f3).
 
     Examples
     --------
@@ -94,7 +94,7 @@ def smith_rule(p: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 def bound_smith(instance: Instance, **_: Any) -> Solution:
-    """The best per-port bound (theory F4): each port alone is a single machine
+    """The best per-port bound (docs/theory.md#f4): each port alone is a single machine
     ``1||Σ w_j C_j`` with processing times the coflows' loads there (in time: load divided by
     the port's capacity), solved by Smith's rule. With release dates, nothing is sent
     before the earliest one, so ``r_min · Σ w`` is added (dropping the releases otherwise
@@ -102,7 +102,7 @@ def bound_smith(instance: Instance, **_: Any) -> Solution:
 
     Examples
     --------
-    Theory §10 I2 (one port, p = (3, 1, 2), w = (3, 1, 1)): OPT = 19.
+    Instance I2 (docs/theory.md#instances) (one port, p = (3, 1, 2), w = (3, 1, 1)): OPT = 19.
 
     >>> from coflowlab import Instance
     >>> inst = Instance.from_matrices([[[3.0]], [[1.0]], [[2.0]]], weight=[3, 1, 1])

@@ -1,4 +1,4 @@
-"""The exact fluid optimum ``min Σ_j w_j C_j`` (``specs/theory.md`` §7.2).
+"""The exact fluid optimum ``min Σ_j w_j C_j`` (docs/theory.md#exact).
 
 The fluid optimum is the minimum, over completion orders and interleavings of the release
 events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to find it:
@@ -23,11 +23,11 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
       busiest port's load of the flows released at ``R`` or later) and ``j`` ranges over
       the coflows that may complete last. Whoever completes last in ``S`` does so no earlier
       than ``span(S)``. Without releases this is the concurrent-open-shop optimum on the
-      ports (theory §1.3), and on random instances it is often within a few percent of the
+      ports (docs/theory.md#cos), and on random instances it is often within a few percent of the
       fluid optimum: it is what makes the search small;
-    - ``Σ w (r + ρ)`` (theory F3);
+    - ``Σ w (r + ρ)`` (docs/theory.md#f3);
     - per port ``v`` and release level ``R``: ``R · w(U_R) + Smith_v(U_R) + Σ_{U \\ U_R}
-      w (r + ρ)``, where ``U_R`` are the coflows released at ``R`` or later (theory F4).
+      w (r + ρ)``, where ``U_R`` are the coflows released at ``R`` or later (docs/theory.md#f4).
 
     A child is first bounded without an LP (the parent's LP, plus ``w_j · span(U)``, plus
     the bound of the rest of ``U``); its LP is solved only when it is popped and not yet
@@ -52,7 +52,10 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
     produced, then improved by adjacent swaps.
 
     Proven optimal when every node is pruned (within ``mip_gap``); on the time limit, the
-    incumbent, the least bound of the open nodes and the gap (status ``time_limit``).
+    incumbent, the least bound of the open nodes and the gap (status ``time_limit``). The
+    same on an interrupt (Ctrl-C inside :func:`coflowlab.solvers.interruptible`, polled
+    before every LP), with status ``interrupted``; the search reports its incumbent and
+    bound to the block's progress hook.
 
 ``algorithm="mip"``: one MIP over ``n + q`` event positions (``q`` distinct positive
     release times): binaries assign each position to a coflow's completion or to a release
@@ -62,9 +65,20 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
     some optimal schedule respects (from the heuristic incumbent ``U``: a coflow of weight
     ``w_j > 0`` completes by ``(U - Σ_{i≠j} w_i (r_i + ρ_i)) / w_j`` in every optimal
     schedule; coflows of weight 0 can be served last, one by one). The dominance rules are
-    added as constraints. The MIP's incumbent is re-solved as the order LP of its sequence
-    (never worse) before decoding. Limited to ``max_coflows`` coflows (default
-    :data:`MAX_MIP_COFLOWS`): beyond, :class:`~coflowlab.exceptions.ModelTooLargeError`.
+    added as constraints. A release event's position only needs ``t_p ≥ R_i``, so it may
+    come after a completion that happens later than ``R_i``: the positions are not the
+    schedule's interleaving, and the sequence is read from the MIP's completion *times*
+    instead (release events strictly before each completion). The MIP's solution is then
+    offered twice: re-solved as the order LP of that sequence (never worse: the LP contains
+    the MIP's schedule), and as the schedule decoded from the MIP's own times and amounts
+    (verified; its cost is ``details["mip_schedule_objective"]``). The heuristic incumbent
+    is returned only when strictly cheaper than both. Limited to ``max_coflows`` coflows
+    (default :data:`MAX_MIP_COFLOWS`): beyond, :class:`~coflowlab.exceptions.ModelTooLargeError`.
+
+Both algorithms ignore deadlines (``deadline-fluid`` reads them), and neither has a default
+time limit (``time_limit=S``, ``coflowlab solve --time-limit S``). Their results pass the
+optimality check of :func:`coflowlab.solution.schedule_solution`: status ``optimal`` only
+when the verified cost of the returned schedule equals the proven bound.
 """
 
 from __future__ import annotations
@@ -83,8 +97,17 @@ from coflowlab.exceptions import ModelTooLargeError, SolverError
 from coflowlab.instance import Instance
 from coflowlab.list_scheduling import list_schedule
 from coflowlab.orderings import instance_order
+from coflowlab.schedules import FluidSchedule
 from coflowlab.solution import Solution, SolutionKind, schedule_solution
-from coflowlab.solvers import ModelBuilder, SolveResult, SolveStatus, relative_gap, solve
+from coflowlab.solvers import (
+    ModelBuilder,
+    ProgressReporter,
+    SolveResult,
+    SolveStatus,
+    interrupt_requested,
+    relative_gap,
+    solve,
+)
 from coflowlab.verifier import verify
 
 from .order_lp import (
@@ -93,10 +116,12 @@ from .order_lp import (
     build_order_lp,
     coflow_release_slot,
     decode_schedule,
+    fluid_schedule_from_intervals,
     release_values,
 )
 
 __all__ = [
+    "ALGORITHMS",
     "MAX_BNB_COFLOWS",
     "MAX_MIP_COFLOWS",
     "dominance_precedence",
@@ -104,6 +129,10 @@ __all__ = [
 ]
 
 METHOD = "exact-fluid"
+
+ALGORITHMS = ("bnb", "mip")
+"""The values of ``algorithm=`` (``--param algorithm=...``); the differential tests run
+every one of them against brute force."""
 
 MAX_BNB_COFLOWS = 40
 """Default coflow limit of the branch and bound (past it, even good bounds leave too many
@@ -138,7 +167,7 @@ def _subset_tables(
     precedences (and some optimal schedule does): the coflow of ``S`` that completes last
     does so no earlier than ``span[S]``, and the rest is bounded the same way. Without
     releases ``span`` is the exact makespan of ``S`` (each port's load; BvN) and, without
-    precedences, ``chain`` is the concurrent-open-shop optimum on the ports (theory §1.3),
+    precedences, ``chain`` is the concurrent-open-shop optimum on the ports (docs/theory.md#cos),
     whose permutation schedules make the recursion exact for that relaxation.
     """
     n = len(w)
@@ -185,9 +214,8 @@ def dominance_precedence(instance: Instance) -> npt.NDArray[np.bool_]:
     dominance (identical coflows) goes to the lower index. With dependencies, ``P`` is the
     dependency relation itself.
 
-    Examples
-    --------
-    Theory §10 I2 (one port, p = (3, 1, 2), w = (3, 1, 1)): coflow 1 before 2.
+    Examples -------- Instance I2 (docs/theory.md#instances) (one port, p = (3, 1, 2), w = (3, 1,
+    1)): coflow 1 before 2.
 
     >>> from coflowlab.instances.examples import theory_i2
     >>> np.argwhere(dominance_precedence(theory_i2())).tolist()
@@ -265,6 +293,8 @@ class _Data:
             self.span, self.chain = _subset_tables(self.load_after, self.levels, self.w, self.prec)
 
     def time_left(self) -> float:
+        if interrupt_requested():  # Ctrl-C: stop as at the time limit, labelled interrupted
+            return 0.0
         return self.deadline - time.perf_counter()
 
     def members(self, mask: int) -> IntArray:
@@ -314,14 +344,17 @@ class _Data:
             raise _OutOfTime
         start = time.perf_counter()
         limit = None if math.isinf(left) else left
-        res = solve(lp.model, time_limit=limit, **self.solve_kw)
+        # short LPs: no solver callbacks; the search polls the interrupt before each one
+        res = solve(lp.model, time_limit=limit, interruptible=False, **self.solve_kw)
         self.lp_time += time.perf_counter() - start
         self.lps += 1
         if res.status is SolveStatus.OPTIMAL:
             return res
         if res.status is SolveStatus.INFEASIBLE:
             return None
-        if res.status in (SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION):
+        if res.status in (
+            SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION, SolveStatus.INTERRUPTED
+        ):  # fmt: skip
             raise _OutOfTime
         raise SolverError(f"{METHOD}: an order LP ended with status {res.status.value}")
 
@@ -332,20 +365,29 @@ class _OutOfTime(Exception):
 
 @dataclass
 class _Incumbent:
+    """The best schedule so far: an order LP's solution (``lp``, ``x``), or a schedule
+    decoded directly from the MIP (``schedule``, with ``x`` the MIP's values)."""
+
     value: float = math.inf
     order: tuple[int, ...] = ()
     slots: tuple[int, ...] = ()
     lp: OrderLP | None = None
     x: FloatArray | None = None
     source: str = ""
+    schedule: FluidSchedule | None = None
+
+    @property
+    def found(self) -> bool:
+        """Whether there is an incumbent schedule."""
+        return self.x is not None
 
     def offer(
-        self, value: float, order: tuple[int, ...], slots: tuple[int, ...], lp: OrderLP,
-        x: FloatArray, source: str,
+        self, value: float, order: tuple[int, ...], slots: tuple[int, ...], lp: OrderLP | None,
+        x: FloatArray, source: str, schedule: FluidSchedule | None = None,
     ) -> bool:  # fmt: skip
         if value < self.value:
             self.value, self.order, self.slots, self.lp, self.x = value, order, slots, lp, x
-            self.source = source
+            self.source, self.schedule = source, schedule
             return True
         return False
 
@@ -361,6 +403,16 @@ def _greedy_sequence(
     done = verify(inst, list_schedule(inst, priority, "greedy")).coflow_completion
     rank = np.empty(data.n, dtype=np.int64)
     rank[np.asarray(priority, dtype=np.int64)] = np.arange(data.n)
+    return _sequence_of(data, done, rank)
+
+
+def _sequence_of(
+    data: _Data, done: FloatArray, rank: IntArray
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The event sequence of a schedule with completion times ``done`` (ties by ``rank``):
+    the completion order, and per completion the release events strictly before it (at
+    least its own coflow's). The order LP of this sequence contains the schedule (order_lp
+    module notes), so its value is at most the schedule's cost."""
     order = np.lexsort((rank, done))
     slots = np.searchsorted(data.values, done[order], side="left")
     slots = np.maximum.accumulate(np.maximum(slots, data.slot_min[order]))
@@ -435,6 +487,7 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
     pruned_min = math.inf
     finished = False
     node = stack[0]
+    reporter = ProgressReporter(METHOD, "branch and bound")
 
     def threshold() -> float:
         if math.isinf(inc.value):
@@ -452,6 +505,10 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
     try:
         while stack:
             node = stack.pop()
+            if reporter.due():  # the search's bound: as stats["bound"] below, while open
+                open_min = min((nd.cheap for nd in stack), default=node.cheap)
+                low = min(inc.value, pruned_min, open_min, node.cheap)
+                reporter.report(incumbent=inc.value, bound=low, nodes=stats["nodes"])
             if node.cheap >= threshold():
                 stats["pruned_by_bound"] += 1
                 pruned_min = min(pruned_min, node.cheap)
@@ -554,9 +611,9 @@ class _Rows:
 
 def _mip(
     data: _Data, inc: _Incumbent, mip_gap: float, solve_kw: dict[str, Any]
-) -> tuple[SolveResult, tuple[int, ...], tuple[int, ...]] | SolveResult:
-    """Builds and solves the position MIP (module notes); returns the result and, with a
-    solution, its completion order and release interleaving."""
+) -> _MipSolution | SolveResult:
+    """Builds and solves the position MIP (module notes); returns the result alone without
+    a solution, else with its event sequence and decoded schedule (:class:`_MipSolution`)."""
     inst = data.instance
     n, q = data.n, len(data.values)
     P = n + q
@@ -669,10 +726,41 @@ def _mip(
         return res
     assert res.x is not None
     pos_c = res.x[za : za + n * P].reshape(n, P).argmax(axis=1)
-    pos_r = res.x[zr : zr + q * P].reshape(q, P).argmax(axis=1) if q else np.zeros(0, np.int64)
-    order = np.argsort(pos_c, kind="stable")
-    slots = (pos_r[None, :] < pos_c[order][:, None]).sum(axis=1)
-    return res, tuple(order.tolist()), tuple(slots.tolist())
+    # a release event's time may sit a solver tolerance below its release: lift it (and the
+    # later times), so that nothing is sent early in the decoded schedule
+    pos_r = res.x[zr : zr + q * P].reshape(q, P).argmax(axis=1) if q else p_all[:0]
+    floor = np.zeros(P)
+    floor[pos_r] = data.values
+    times = np.maximum.accumulate(np.maximum(res.x[tt : tt + P], floor))
+    # The MIP only asks t_p ≥ R_i of a release event's position, so a release may sit after
+    # a completion that happens later than R_i: its positions are not the true interleaving.
+    # The interleaving comes from the completion *times* instead (issue 12).
+    order, slots = _sequence_of(data, times[pos_c], pos_c)
+    # amounts outside a flow's window (after its coflow's position, up to its release event
+    # or a predecessor's position) are solver noise: drop them, or the decoded coflow would
+    # complete late or a flow would send early
+    lo = np.full(nf, -1, dtype=np.int64)
+    lo[late] = pos_r[fslot[late] - 1]
+    for a, c in inst.dependencies.tolist():
+        lo[fc == c] = np.maximum(lo[fc == c], pos_c[a])
+    window = (p_all[None, :] > lo[:, None]) & (p_all[None, :] <= pos_c[fc][:, None])
+    amounts = np.where(window, res.x[xx : xx + nf * P].reshape(nf, P), 0.0).ravel()
+    schedule, _ = fluid_schedule_from_intervals(
+        inst, times, np.tile(p_all, nf), np.repeat(np.arange(nf), P), amounts
+    )
+    return _MipSolution(res, order, slots, schedule)
+
+
+@dataclass(frozen=True)
+class _MipSolution:
+    """The MIP's result with a solution: its event sequence (completion order, and the
+    release events before each completion by time) and its schedule, decoded directly from
+    the MIP's times and amounts (constant rate per position interval)."""
+
+    result: SolveResult
+    order: tuple[int, ...]
+    slots: tuple[int, ...]
+    schedule: FluidSchedule
 
 
 def _run_bnb(
@@ -691,7 +779,26 @@ def _run_bnb(
 
 
 def _time_limit_status(inc: _Incumbent) -> SolveStatus:
-    return SolveStatus.TIME_LIMIT if inc.lp is not None else SolveStatus.TIME_LIMIT_NO_SOLUTION
+    return SolveStatus.TIME_LIMIT if inc.found else SolveStatus.TIME_LIMIT_NO_SOLUTION
+
+
+def _offer_mip(data: _Data, inc: _Incumbent, got: _MipSolution, details: dict[str, Any]) -> None:
+    """Offers the MIP's solution to the incumbent twice: re-solved as the order LP of its
+    event sequence (never worse than the MIP's schedule, by the order LP's exactness), and
+    as the schedule decoded from the MIP itself, whose verified cost is recorded in
+    ``details["mip_schedule_objective"]``. The heuristic incumbent stays only when it is
+    strictly cheaper than both."""
+    _evaluate(data, inc, got.order, got.slots, "mip, re-solved as its order LP", timed=False)
+    report = verify(data.instance, got.schedule)
+    if not report.feasible:
+        raise SolverError(
+            f"{METHOD} (mip): the schedule decoded from the MIP fails verification "
+            f"({report.summary(limit=3)})"
+        )
+    cost = float(np.dot(data.w, report.coflow_completion))
+    details["mip_schedule_objective"] = cost
+    assert got.result.x is not None
+    inc.offer(cost, got.order, got.slots, None, got.result.x, "mip", got.schedule)
 
 
 def _run_mip(
@@ -703,7 +810,7 @@ def _run_mip(
     details: dict[str, Any],
 ) -> tuple[SolveStatus, float, str]:
     root = data.lower_bound((1 << data.n) - 1)
-    got: tuple[SolveResult, tuple[int, ...], tuple[int, ...]] | SolveResult | None = None
+    got: _MipSolution | SolveResult | None = None
     if not out_of_time:
         try:
             got = _mip(data, inc, mip_gap, solve_kw)
@@ -712,20 +819,21 @@ def _run_mip(
     if got is None:
         status, bound, message = _time_limit_status(inc), root, "time limit before the MIP"
     else:
-        res = got[0] if isinstance(got, tuple) else got
-        if isinstance(got, tuple):
+        res = got.result if isinstance(got, _MipSolution) else got
+        if isinstance(got, _MipSolution):
             details["mip_objective"] = res.objective
-            _evaluate(data, inc, got[1], got[2], "mip, re-solved as its order LP", timed=False)
+            _offer_mip(data, inc, got, details)
         if res.status not in (
-            SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION
+            SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION,
+            SolveStatus.INTERRUPTED,
         ):  # fmt: skip
             raise SolverError(f"{METHOD} (mip): the MIP ended with status {res.status.value}")
         status, message = res.status, res.message
         bound = max(root, res.bound) if math.isfinite(res.bound) else root
-        if status is SolveStatus.TIME_LIMIT_NO_SOLUTION and inc.lp is not None:
+        if status is SolveStatus.TIME_LIMIT_NO_SOLUTION and inc.found:
             status = SolveStatus.TIME_LIMIT
     details["proven_by"] = "mip" if status is SolveStatus.OPTIMAL else None
-    closed = inc.lp is not None and relative_gap(inc.value, bound) <= mip_gap
+    closed = inc.found and relative_gap(inc.value, bound) <= mip_gap
     if status is not SolveStatus.OPTIMAL and closed:
         status, details["proven_by"] = SolveStatus.OPTIMAL, "chain bound"
     if status is SolveStatus.OPTIMAL:
@@ -746,17 +854,24 @@ def solve_exact_fluid(
     max_coflows: int | None = None,
 ) -> Solution:
     """The fluid optimum of ``Σ_j w_j C_j``: a verified schedule, proven optimal or, on the
-    time limit, the best found with a proven bound (``specs/theory.md`` §7.2).
+    time limit, the best found with a proven bound (docs/theory.md#exact).
 
     Parameters
     ----------
     instance
         The instance (releases, weights, capacities and dependencies are respected;
-        deadlines are ignored: see ``deadline-fluid``).
+        deadlines are ignored, as in every ``Σ w C`` method, ``exact-slotted`` included: a
+        coflow that cannot meet its deadline is scheduled anyway; ``deadline-fluid`` is
+        the fluid method that reads them).
     solver
         LP/MIP backend for the order LPs (or the MIP).
     time_limit
-        Wall seconds for the whole method; ``None`` for none.
+        Wall seconds for the whole method (heuristic, search or MIP, decoding). Default
+        ``None``: no limit, the method runs until it proves optimality (which, with tens of
+        coflows, can take far longer than any session; ``benchmarks/bench_exact.py``
+        measures what is proven in 60 s). Pass
+        ``time_limit=S`` (``coflowlab solve --time-limit S``) to stop after ``S`` seconds
+        with the best schedule, the proven bound and the gap (status ``time_limit``).
     mip_gap
         Relative gap at which a node is pruned (B&B) or the MIP stops.
     threads, log
@@ -777,8 +892,11 @@ def solve_exact_fluid(
         ``incumbent_source``, ``slots`` (release events before each completion of
         ``order``); B&B: ``nodes`` (nodes bounded by an LP), ``leaves``,
         ``pruned_by_bound``, ``infeasible``, ``open_nodes``, ``finished``; MIP:
-        ``mip_objective`` and ``proven_by`` (``"mip"``, or ``"chain bound"`` when the
-        incumbent meets the root bound).
+        ``mip_objective`` (the solver's), ``mip_schedule_objective`` (the verified cost of
+        the schedule decoded from the MIP) and ``proven_by`` (``"mip"``, or ``"chain
+        bound"`` when the incumbent meets the root bound). ``incumbent_source`` says which
+        schedule is returned: ``"mip, re-solved as its order LP"``, ``"mip"``, or a
+        heuristic's name when it was strictly cheaper.
 
     Raises
     ------
@@ -787,18 +905,18 @@ def solve_exact_fluid(
 
     Examples
     --------
-    Theory §10 I4: B and C complete at 1, A at 2.
+    Instance I4 (docs/theory.md#instances): B and C complete at 1, A at 2.
 
     >>> from coflowlab.instances.examples import theory_i4
     >>> sol = solve_exact_fluid(theory_i4())
-    >>> sol.status.value, sol.objective, sol.order
+    >>> sol.status.value, round(sol.objective, 6), sol.order
     ('optimal', 4.0, (1, 2, 0))
-    >>> solve_exact_fluid(theory_i4(), algorithm="mip").objective
+    >>> round(solve_exact_fluid(theory_i4(), algorithm="mip").objective, 6)
     4.0
     """
     start = time.perf_counter()
-    if algorithm not in ("bnb", "mip"):
-        raise ValueError(f"algorithm must be 'bnb' or 'mip', got {algorithm!r}")
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
     n = instance.num_coflows
     limit = max_coflows
     if limit is None:
@@ -831,25 +949,32 @@ def solve_exact_fluid(
         status, bound, message = _run_bnb(data, inc, mip_gap, out_of_time, details)
     else:
         status, bound, message = _run_mip(data, inc, mip_gap, solve_kw, out_of_time, details)
+    if status is not SolveStatus.OPTIMAL and interrupt_requested():
+        status, message = SolveStatus.INTERRUPTED, "interrupted: the best schedule found so far"
     details["lps"] = data.lps
     details["lp_seconds"] = round(data.lp_time, 6)
     details["incumbent_source"] = inc.source
     details["slots"] = list(inc.slots)
 
-    if inc.lp is None or inc.x is None:
+    if not inc.found:
         result = SolveResult(
             status, math.nan, bound, math.nan, time.perf_counter() - start, None, solver, message
         )
         return schedule_solution(
             METHOD, SolutionKind.EXACT, instance, None, result,
-            runtime=time.perf_counter() - start, bound=bound, details=details,
+            runtime=time.perf_counter() - start, bound=bound, details=details, mip_gap=mip_gap,
         )  # fmt: skip
-    schedule, _ = decode_schedule(instance, inc.lp, inc.x)
+    schedule = inc.schedule
+    if schedule is None:
+        assert inc.lp is not None and inc.x is not None
+        schedule, _ = decode_schedule(instance, inc.lp, inc.x)
     result = SolveResult(
         status, inc.value, bound, relative_gap(inc.value, bound), time.perf_counter() - start,
         inc.x, solver, message,
     )  # fmt: skip
+    # schedule_solution refuses "optimal" unless the verified cost meets the bound (issue 12)
     return schedule_solution(
         METHOD, SolutionKind.EXACT, instance, schedule, result,
         runtime=time.perf_counter() - start, order=inc.order, bound=bound, details=details,
+        mip_gap=mip_gap,
     )  # fmt: skip

@@ -1,26 +1,26 @@
-"""The interval-indexed LP on a geometric grid (Qiu-Stein-Zhong style, ``specs/theory.md``
-§2.3): a lower bound on coflow OPT.
+"""The interval-indexed LP on a geometric grid (Qiu, Stein & Zhong, SPAA 2015 style;
+docs/theory.md#interval-lp): a lower bound on coflow OPT.
 
-The spec marks the LP's exact form in the paper as unchecked [M]; the form below is this
-module's, and its validity is argued here [D], not taken from the paper.
+We could not check the LP's exact form in the paper; the form below is this
+module's, and its validity is argued here (our derivation), not taken from the paper.
 
 Grid. ``τ_0 = 0`` and ``τ_l = τ_1 · base^(l−1)`` for ``l = 1 .. Λ−1``; the last interval
 ``(τ_{Λ−1}, ∞)`` is unbounded. By default ``τ_1 = min_j e_j`` (no coflow completes earlier;
 ``e_j`` is the completion floor of :func:`coflowlab.formulations.bounds.completion_floor`,
 ``r_j + ρ_j`` in the usual case) and ``τ_{Λ−1}`` is the first grid point at or above the
-busiest port's total time ``max_v Σ_j p[j, v]``. The spec's grid is ``first=1, base=2``
+busiest port's total time ``max_v Σ_j p[j, v]``. The basic form's grid is ``first=1, base=2``
 (unit slots).
 
 Variables. ``X[j, l] ∈ [0, 1]`` for ``l < Λ``: "coflow ``j`` is complete by ``τ_l``"
-(cumulative form; ``X[j, Λ] = 1``; the spec's ``x[j, l] = X[j, l] − X[j, l−1]``)::
+(cumulative form; ``X[j, Λ] = 1``; the basic form's ``x[j, l] = X[j, l] − X[j, l−1]``)::
 
     min  Σ_j w_j Σ_l c[j, l] (X[j, l] − X[j, l−1]),     c[j, l] = max(τ_{l−1}, e_j)
     s.t. Σ_j p[j, v] X[j, l] ≤ τ_l                        ∀ ports v, l < Λ
          X[j, l−1] ≤ X[j, l]                              ∀ j, l
-         X[j, l] = 0   when τ_l < e_j                     (the spec's "r_j + ρ_j > τ_l")
+         X[j, l] = 0   when τ_l < e_j                     (the basic form's "r_j + ρ_j > τ_l")
 
-Validity (LP ≤ OPT) [D]: take any feasible schedule and set ``X[j, l] = 1`` exactly when
-``C_j ≤ τ_l``, so ``x[j, ·]`` marks the interval ``(τ_{l−1}, τ_l]`` holding ``C_j`` (the
+Validity (LP ≤ OPT, our derivation): take any feasible schedule and set ``X[j, l] = 1`` exactly
+when ``C_j ≤ τ_l``, so ``x[j, ·]`` marks the interval ``(τ_{l−1}, τ_l]`` holding ``C_j`` (the
 unbounded last interval holds every later ``C_j``, so no horizon is needed).
 
 1. Coflows complete by ``τ_l`` have sent all their data through port ``v`` within
@@ -31,7 +31,7 @@ unbounded last interval holds every later ``C_j``, so no horizon is needed).
 So every schedule gives a feasible point of no larger cost. The grid only affects
 strength: a completion in ``(τ_{l−1}, τ_l]``, ``l ≥ 2``, is charged at least ``1/base`` of
 its value, and the load rows only see ``Λ − 1`` time points, so the LP is weak (about
-0.5-0.6 of OPT on the spec's random instances; on the Facebook trace without releases, 0.68
+0.5-0.6 of OPT on our random instances; on the Facebook trace without releases, 0.68
 of the parallel-inequality LP). Grid points beyond the busiest port's total time would not
 change the value: their load rows cannot bind.
 
@@ -39,9 +39,9 @@ Scope: fluid model with port capacities and release dates (so also a bound for t
 model, whose optimum is at least the fluid one). Coflow dependencies and deadlines are
 ignored: dropping constraints keeps a lower bound.
 
-Deviation from the spec's form: the charge ``max(τ_{l−1}, e_j)`` instead of ``τ_{l−1}``
-(``floor=False`` restores the spec's). It is still at most ``C_j`` (argument 2), never
-lowers the value, and makes a single coflow's bound exact (``w ρ``, theory F1, §10 I1).
+Deviation from the basic form: the charge ``max(τ_{l−1}, e_j)`` instead of ``τ_{l−1}``
+(``floor=False`` restores the basic form's). It is still at most ``C_j`` (argument 2), never lowers
+the value, and makes a single coflow's bound exact (``w ρ``, docs/theory.md#f1, #instances I1).
 """
 
 from __future__ import annotations
@@ -112,7 +112,8 @@ def solve_interval_lp(
     first: float | None = None,
     floor: bool = True,
 ) -> Solution:
-    """The interval-indexed LP (module docstring; theory §2.3): a lower bound on coflow OPT.
+    """The interval-indexed LP (module docstring; docs/theory.md#interval-lp): a lower bound on
+    coflow OPT.
 
     Parameters
     ----------
@@ -121,11 +122,11 @@ def solve_interval_lp(
     solver, time_limit, mip_gap, threads, log
         As in :func:`coflowlab.solvers.solve` (``mip_gap`` is unused).
     base
-        Ratio of consecutive grid points, above 1 (theory §2.3: 2).
+        Ratio of consecutive grid points, above 1 (docs/theory.md#interval-lp: 2).
     first
         ``τ_1`` in the instance's time unit; default the smallest completion floor.
     floor
-        Charge ``max(τ_{l−1}, e_j)`` (default) rather than the spec's ``τ_{l−1}``.
+        Charge ``max(τ_{l−1}, e_j)`` (default) rather than the basic form's ``τ_{l−1}``.
 
     Returns
     -------
@@ -134,10 +135,9 @@ def solve_interval_lp(
         ``C̄_j = Σ_l c[j, l] x[j, l]`` (ties by index; ``Σ_j w_j C̄_j`` is the LP value).
         ``details``: the grid, model sizes, seconds, ``completion`` (the ``C̄_j``).
 
-    Examples
-    --------
-    Theory §10 I1 (one coflow, ρ = 4): the bound is exact. With the spec's charge
-    ``τ_{l−1}`` it is only 2 (the completion lies in ``(2, 4]``).
+    Examples -------- Instance I1 (docs/theory.md#instances) (one coflow, ρ = 4): the bound is
+    exact. With the basic form's charge ``τ_{l−1}`` it is only 2 (the completion lies in ``(2,
+    4]``).
 
     >>> from coflowlab.instances.examples import theory_i1
     >>> round(solve_interval_lp(theory_i1()).objective, 9)

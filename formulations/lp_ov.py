@@ -1,4 +1,4 @@
-"""The ordering-variable LP of Shafiee and Ghaderi (LP-OV, ``specs/theory.md`` §5.2) and its
+"""The ordering-variable LP of Shafiee and Ghaderi (LP-OV, docs/theory.md#lp-ov) and its
 binary-δ version, the concurrent-open-shop (COS) relaxation (§1.3, §5.2, §7.3).
 
 Notation: ``p[k, v]`` is coflow ``k``'s time on port ``v`` alone (load / capacity, ports
@@ -20,17 +20,17 @@ Sparse form (what makes the 526-coflow Facebook trace tractable):
 - ``δ[k', k] = 1 − δ[k, k']``: one variable ``y[a, b] = δ[a, b]`` per pair ``a < b`` that
   shares a port; the equality rows disappear.
 
-Validity (LP ≤ OPT) [D]: order any feasible schedule's coflows by completion time and set
-``δ`` to that order, ``f = C``. By ``C_k`` every coflow before ``k`` and ``k`` itself have
-sent all their data through every port ``v`` that ``k`` uses, which takes at least their
-total time there: the port rows hold. ``C_k ≥ e_k`` by definition of the floor.
+Validity (LP ≤ OPT, our derivation): order any feasible schedule's coflows by completion time and
+set ``δ`` to that order, ``f = C``. By ``C_k`` every coflow before ``k`` and ``k`` itself have sent
+all their data through every port ``v`` that ``k`` uses, which takes at least their total time
+there: the port rows hold. ``C_k ≥ e_k`` by definition of the floor.
 
 Scope: fluid model with port capacities and release dates (so also a bound for the slotted
 model, whose optimum is at least the fluid one). Coflow dependencies and deadlines are
 ignored: dropping constraints keeps a lower bound.
 
-Erratum (theory §5.4): a public MATLAB implementation writes the floor as ``−f_k ≤ ρ_k + r_k``,
-sums all pairs of ``k`` into one row and declares δ binary. None of this applies here:
+Erratum (docs/theory.md#lp-ov-erratum): a public MATLAB implementation writes the floor as ``−f_k ≤
+ρ_k + r_k``, sums all pairs of ``k`` into one row and declares δ binary. None of this applies here:
 one row per pair (eliminated exactly), the floor as a lower bound, δ continuous.
 
 Binary δ [D, found while writing this module]: the theory states that LP-OV with integral
@@ -210,9 +210,8 @@ def build_lp_ov(
     ModelTooLargeError
         The model would exceed ``max_nonzeros``.
 
-    Examples
-    --------
-    Theory §10 I3: ``A`` and ``C`` share ports 0 and 2, ``B`` and ``C`` ports 1 and 3.
+    Examples -------- Instance I3 (docs/theory.md#instances): ``A`` and ``C`` share ports 0 and 2,
+    ``B`` and ``C`` ports 1 and 3.
 
     >>> from coflowlab.instances.examples import theory_i3
     >>> built = build_lp_ov(theory_i3())
@@ -275,7 +274,7 @@ def solve_lp_ov(
     log: bool = False,
     max_nonzeros: int = MAX_NONZEROS,
 ) -> Solution:
-    """LP-OV with continuous δ (theory §5.2): a lower bound on coflow OPT.
+    """LP-OV with continuous δ (docs/theory.md#lp-ov): a lower bound on coflow OPT.
 
     Parameters
     ----------
@@ -296,13 +295,12 @@ def solve_lp_ov(
     Notes
     -----
     LP-OV implies the parallel inequalities on every port, so its value is at least the
-    parallel-inequality LP's (theory §5.2); it is at most the binary version's
+    parallel-inequality LP's (docs/theory.md#lp-ov); it is at most the binary version's
     (:func:`solve_lp_ov_binary`). Ordered by ``f``, every prefix's time on each port is at most
-    ``2 f_k`` (theory §5.2), the basis of the 4- and 5-approximations (§5.3).
+    ``2 f_k`` (docs/theory.md#lp-ov), the basis of the 4- and 5-approximations (§5.3).
 
-    Examples
-    --------
-    Theory §10 I3: OPT = 4, and LP-OV = 4 (``C`` between ``A`` and ``B`` would cost 5).
+    Examples -------- Instance I3 (docs/theory.md#instances): OPT = 4, and LP-OV = 4 (``C`` between
+    ``A`` and ``B`` would cost 5).
 
     >>> from coflowlab.instances.examples import theory_i3
     >>> sol = solve_lp_ov(theory_i3())
@@ -328,7 +326,7 @@ def solve_lp_ov_binary(
     max_rounds: int = 1000,
 ) -> Solution:
     """LP-OV with binary δ: the **concurrent-open-shop (COS) relaxation**, NOT an exact coflow
-    model (theory §1.3, §5.2, §7.3).
+    model (docs/theory.md#cos, #lp-ov, §7.3).
 
     Its value is ``min`` over coflow orders of ``Σ_k w_k max(e_k, max_v T_v(k))``, where
     ``T_v(k)`` is the time on port ``v`` of ``k`` and the coflows before it (ports ``k`` uses).
@@ -346,7 +344,7 @@ def solve_lp_ov_binary(
         Refuse larger models.
     acyclic
         Add cycle cuts until the orientation δ is acyclic (default). ``False`` solves the
-        literal binary model of theory §5.2, which admits cyclic orientations and can be
+        literal binary model of docs/theory.md#lp-ov, which admits cyclic orientations and can be
         below OPT_COS (module docstring): still a lower bound, but not OPT_COS.
     max_rounds
         Most MIP solves when adding cycle cuts; if reached, the last MIP's value is still a
@@ -362,7 +360,7 @@ def solve_lp_ov_binary(
 
     Examples
     --------
-    Theory §10 I4: coflow OPT = 4 and COS OPT = 4 as well.
+    Instance I4 (docs/theory.md#instances): coflow OPT = 4 and COS OPT = 4 as well.
 
     >>> from coflowlab.instances.examples import theory_i4
     >>> sol = solve_lp_ov_binary(theory_i4())
@@ -530,7 +528,7 @@ def cyclic_gap_instance() -> Instance:
     The orientation ``0→2, 2→1, 1→0`` (a 3-cycle) with ``2→3, 2→4, 3→0, 3→1, 3→4, 4→0,
     4→1`` gives ``f = (6, 6, 2, 2, 3)`` and value 40; the best permutation gives 41 = OPT_COS =
     coflow OPT (diagonal instance). Found by enumerating all tournaments on random instances
-    [D].
+    (our derivation).
 
     Examples
     --------

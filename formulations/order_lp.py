@@ -1,4 +1,4 @@
-"""The LP of a fixed completion order (``specs/theory.md`` §7.2), with release dates.
+"""The LP of a fixed completion order (docs/theory.md#exact), with release dates.
 
 For a completion order ``σ`` the coflows complete at breakpoints ``t_1 ≤ … ≤ t_n``
 (``t_k`` is the completion of ``σ(k)``); in each interval between consecutive breakpoints a
@@ -30,6 +30,9 @@ interleavings (:func:`interleavings`), which is why the branch and bound of
 :mod:`coflowlab.formulations.exact_fluid` branches on release events too. Simply requiring
 ``t_k ≥ r`` and allowing a flow only in intervals that *start* after its release is not exact:
 a coflow released in the middle of another's interval could then never complete first.
+
+Deadlines play no part: the LP minimizes ``Σ w C`` (only the deadline methods of
+:mod:`coflowlab.formulations.deadlines` read deadlines).
 
 Groups
 ------
@@ -205,13 +208,12 @@ def build_group_lp(
     OrderLP
         The model, variables ``t`` (event times) then the amounts.
 
-    Examples
-    --------
-    Theory §10 I4 with A's completion last and B, C as one group (weight 0 on the group):
+    Examples -------- Instance I4 (docs/theory.md#instances) with A's completion last and B, C as
+    one group (weight 0 on the group):
 
     >>> from coflowlab.instances.examples import theory_i4
     >>> lp = build_group_lp(theory_i4(), [[1, 2], [0]], weights=[0.0, 1.0])
-    >>> solve(lp.model).objective
+    >>> round(solve(lp.model).objective, 6)
     2.0
     """
     n = instance.num_coflows
@@ -356,7 +358,7 @@ def build_group_lp(
 def build_order_lp(
     instance: Instance, order: Sequence[int], slots: Sequence[int] | None = None
 ) -> OrderLP:
-    """The LP of theory §7.2 for the completion order ``order`` (one coflow per event).
+    """The LP of docs/theory.md#exact for the completion order ``order`` (one coflow per event).
 
     Parameters
     ----------
@@ -369,12 +371,11 @@ def build_order_lp(
         puts every release event before the first completion (the only interleaving when
         nothing is released after 0; with releases, one interleaving among several).
 
-    Examples
-    --------
-    Theory §10 I2 (one port, p = (3, 1, 2), w = (3, 1, 1)) in Smith's order:
+    Examples -------- Instance I2 (docs/theory.md#instances) (one port, p = (3, 1, 2), w = (3, 1,
+    1)) in Smith's order:
 
     >>> from coflowlab.instances.examples import theory_i2
-    >>> solve(build_order_lp(theory_i2(), [0, 1, 2]).model).objective
+    >>> round(solve(build_order_lp(theory_i2(), [0, 1, 2]).model).objective, 6)
     19.0
     """
     return build_group_lp(instance, [[int(j)] for j in order], slots)
@@ -468,7 +469,7 @@ def decode_schedule(
     >>> inst = theory_i4()
     >>> lp = build_order_lp(inst, [1, 2, 0])
     >>> schedule, times = decode_schedule(inst, lp, solve(lp.model).x)
-    >>> verify(inst, schedule).coflow_completion.tolist()
+    >>> verify(inst, schedule).coflow_completion.round(6).tolist()
     [2.0, 1.0, 1.0]
     """
     if lp.model is None:
@@ -576,10 +577,10 @@ def solve_order_lp(
     Examples
     --------
     >>> from coflowlab.instances.examples import theory_i4, theory_r1
-    >>> [solve_order_lp(theory_i4(), order).objective for order in ([1, 2, 0], [0, 1, 2])]
+    >>> [round(solve_order_lp(theory_i4(), o).objective, 6) for o in ([1, 2, 0], [0, 1, 2])]
     [4.0, 5.0]
     >>> best = solve_order_lp(theory_r1(), [1, 0])
-    >>> best.objective, best.slots
+    >>> round(best.objective, 6), best.slots
     (9.0, (1, 1))
     """
     order_t = tuple(int(j) for j in order)

@@ -1,5 +1,5 @@
 """The LP with parallel inequalities on the ``2m`` ports (Queyranne's polytope per port,
-``specs/theory.md`` §3.2), solved by cutting planes with exact separation: a lower bound on
+docs/theory.md#parallel-lp), solved by cutting planes with exact separation: a lower bound on
 coflow OPT.
 
 Each port ``v`` is a machine of the concurrent-open-shop relaxation (§1.3) with processing
@@ -14,37 +14,35 @@ where ``p_v(S) = Σ_{j∈S} p[j, v]`` and ``e_j`` is the completion floor
 (:func:`coflowlab.formulations.bounds.completion_floor`: ``r_j + ρ_j``, hence at least the
 spec's ``r_j + p[j, v]`` on every port).
 
-``r(S)``: the spec's inequalities have ``r(S) = 0``. With release dates this module uses
+``r(S)``: the basic form's inequalities have ``r(S) = 0``. With release dates this module uses
 by default ``r(S) = min_{j ∈ S} r_j`` (the release-shifted form of Goemans' and of
-Hall-Schulz-Shmoys-Wein's single-machine LPs; ``release_cuts=False`` gives the spec's form).
+Hall-Schulz-Shmoys-Wein's single-machine LPs; ``release_cuts=False`` gives the basic form).
 Since ``r ≥ 0`` the shifted form implies the plain one, so it is at least as strong; on
 the Facebook trace, where releases spread over an hour, it is the only one of these LPs
 above ``Σ_j w_j (r_j + ρ_j)``.
 
-Validity (LP ≤ OPT) [D], in the fluid model (and so in the slotted one): fix a schedule,
-a port ``v`` and ``S``. Let ``ρ_j(t)`` be the rate at which port ``v`` carries coflow ``j``'s
-data (in time units: ``Σ_j ρ_j(t) ≤ 1``), zero before ``r_j`` and after ``C_j``, with
-``∫ ρ_j = p_j := p[j, v]``. Its mean busy time ``M_j = ∫ t ρ_j(t) dt / p_j`` satisfies
-``M_j ≤ C_j − p_j/2`` (a rate-≤1 profile of mass ``p_j`` ending by ``C_j`` has its mean at
-least ``p_j/2`` before ``C_j``). The profiles of ``S`` together have rate at most 1 and start
-at ``r(S)`` or later, so ``Σ_S p_j M_j = ∫ t Σ_S ρ_j ≥ ∫_{r(S)}^{r(S)+p_v(S)} t dt =
-p_v(S) (r(S) + p_v(S)/2)``. Hence ``Σ_S p_j C_j ≥ Σ_S p_j M_j + Σ_S p_j²/2 ≥`` the right-hand
-side. ``C_j ≥ e_j`` by definition.
+Validity (LP ≤ OPT) (our derivation), in the fluid model (and so in the slotted one): fix a
+schedule, a port ``v`` and ``S``. Let ``ρ_j(t)`` be the rate at which port ``v`` carries coflow
+``j``'s data (in time units: ``Σ_j ρ_j(t) ≤ 1``), zero before ``r_j`` and after ``C_j``, with ``∫
+ρ_j = p_j := p[j, v]``. Its mean busy time ``M_j = ∫ t ρ_j(t) dt / p_j`` satisfies ``M_j ≤ C_j −
+p_j/2`` (a rate-≤1 profile of mass ``p_j`` ending by ``C_j`` has its mean at least ``p_j/2`` before
+``C_j``). The profiles of ``S`` together have rate at most 1 and start at ``r(S)`` or later, so
+``Σ_S p_j M_j = ∫ t Σ_S ρ_j ≥ ∫_{r(S)}^{r(S)+p_v(S)} t dt = p_v(S) (r(S) + p_v(S)/2)``. Hence ``Σ_S
+p_j C_j ≥ Σ_S p_j M_j + Σ_S p_j²/2 ≥`` the right-hand side. ``C_j ≥ e_j`` by definition.
 
 Scope: fluid model with port capacities and release dates (so also a bound for the slotted
 model, whose optimum is at least the fluid one). Coflow dependencies and deadlines are
 ignored: dropping constraints keeps a lower bound.
 
-Separation (exact, [D] for the shifted form): for a port and a threshold ``t`` (a release
-date), the most violated ``S`` among the coflows released at ``t`` or later is a prefix of
+Separation (exact; our derivation for the shifted form): for a port and a threshold ``t`` (a
+release date), the most violated ``S`` among the coflows released at ``t`` or later is a prefix of
 them sorted by current ``C_j`` (removing ``j`` from an optimal ``S`` changes the violation by
 ``−p_j (t + p_v(S) − C_j)`` and adding ``i`` by ``p_i (t + p_v(S) + p_i − C_i)``: in ``S`` the
-``C`` are at most ``t + p_v(S)``, outside above it; Queyranne's argument with ``t = 0``).
-So each round checks every prefix per port and threshold (``O(n log n)`` per port without
-releases, ``O(n²)`` with), adds per port the most violated one above the tolerance
-(relative to the right-hand side), and re-solves, until none is left. The value of every
-round is a lower bound (it relaxes the full LP); ``details`` reports rounds, cuts and the
-largest violation left.
+``C`` are at most ``t + p_v(S)``, outside above it; Queyranne's argument with ``t = 0``). So each
+round checks every prefix per port and threshold (``O(n log n)`` per port without releases,
+``O(n²)`` with), adds per port the most violated one above the tolerance (relative to the
+right-hand side), and re-solves, until none is left. The value of every round is a lower bound (it
+relaxes the full LP); ``details`` reports rounds, cuts and the largest violation left.
 """
 
 from __future__ import annotations
@@ -218,7 +216,7 @@ def solve_parallel_lp(
     max_rounds: int = 500,
     purge: bool = True,
 ) -> Solution:
-    """The parallel-inequality LP (module docstring; theory §3.2) by cutting planes.
+    """The parallel-inequality LP (module docstring; docs/theory.md#parallel-lp) by cutting planes.
 
     Parameters
     ----------
@@ -228,7 +226,7 @@ def solve_parallel_lp(
         As in :func:`coflowlab.solvers.solve` (``mip_gap`` is unused); ``time_limit`` covers
         all rounds.
     release_cuts
-        Use the release-shifted inequalities (default; the same as the spec's without
+        Use the release-shifted inequalities (default; the same as the basic form's without
         release dates).
     tol
         Stop when no inequality is violated by more than ``tol`` times its right-hand side.
@@ -251,9 +249,8 @@ def solve_parallel_lp(
         ``max_violation``
         (relative, of the returned point), ``converged``, sizes, seconds, ``completion``.
 
-    Examples
-    --------
-    Theory §10 I3: OPT = 4 and the LP is 4 (``C_A = C_B = 1``, ``C_C = 2``).
+    Examples -------- Instance I3 (docs/theory.md#instances): OPT = 4 and the LP is 4 (``C_A = C_B
+    = 1``, ``C_C = 2``).
 
     >>> from coflowlab.instances.examples import theory_i3
     >>> sol = solve_parallel_lp(theory_i3())

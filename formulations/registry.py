@@ -1,141 +1,171 @@
-"""The one registry of offline formulations and bounds: names for ``coflowlab solve``.
+"""Offline formulations and bounds: names for ``coflowlab solve``.
 
-Adding a method means writing its module and adding one :class:`MethodEntry` here. Every
-method is a function ``run(instance, *, solver, time_limit, mip_gap, threads, log,
-**params) -> Solution`` (combinatorial bounds ignore the solver arguments).
+The exact methods, relaxations and bounds of the one registry (:mod:`coflowlab.registry`).
+Adding a method means writing its module and adding one
+:class:`~coflowlab.registry.AlgorithmEntry` to :data:`ENTRIES`. Every method is a function
+``run(instance, *, solver, time_limit, mip_gap, threads, log, **params) -> Solution``
+(combinatorial bounds ignore the solver arguments).
+
+Deadlines: only ``deadline-fluid`` and ``deadline-slotted`` read them (they maximize the
+weight of coflows that meet theirs). Every other method minimizes ``Σ w_j C_j`` (or bounds
+it) and ignores deadlines: a coflow that cannot meet its deadline is scheduled like any
+other, so the exact methods and the bounds agree on what they optimize.
+
+Status ``optimal`` of a schedule-producing method is checked when its result is built
+(:func:`coflowlab.solution.schedule_solution`): the verified cost must equal the proven bound
+within :data:`coflowlab.constants.OPTIMALITY_TOL`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from importlib import import_module
 from typing import Any
 
 from coflowlab.instance import Instance
-from coflowlab.solution import Solution, SolutionKind
+from coflowlab.registry import AlgorithmEntry, Family, Paper
+from coflowlab.solution import Solution
 from coflowlab.time_models import TimeModel
 
-__all__ = ["METHODS", "MethodEntry", "method_names", "solve_method"]
+__all__ = ["ENTRIES", "METHODS", "method_names", "solve_method"]
 
-
-@dataclass(frozen=True)
-class MethodEntry:
-    """One registered method.
-
-    Attributes
-    ----------
-    name
-        Registry name (CLI ``--method``).
-    target
-        ``"module:function"`` under ``package``, imported on use.
-    kind
-        What its value is (:class:`coflowlab.solution.SolutionKind`).
-    model
-        The time model its schedule or bound is for.
-    summary
-        One line for ``coflowlab solve --list``.
-    package
-        The family's package (``coflowlab.approximations`` registers with this class too).
-    """
-
-    name: str
-    target: str
-    kind: SolutionKind
-    model: TimeModel
-    summary: str
-    package: str = "coflowlab.formulations"
-
-    def function(self) -> Any:
-        module, func = self.target.split(":")
-        return getattr(import_module(f"{self.package}.{module}"), func)
-
-
-_E, _R, _B = SolutionKind.EXACT, SolutionKind.RELAXATION, SolutionKind.BOUND
+SHAFIEE_GHADERI = Paper(
+    "Shafiee, Ghaderi",
+    "An Improved Bound for Minimizing the Total Weighted Completion Time of Coflows in "
+    "Datacenters",
+    "IEEE/ACM Transactions on Networking 26(4)",
+    2018,
+)
+QIU_STEIN_ZHONG = Paper(
+    "Qiu, Stein, Zhong",
+    "Minimizing the Total Weighted Completion Time of Coflows in Datacenter Networks",
+    "SPAA",
+    2015,
+)
+MASTROLILLI = Paper(
+    "Mastrolilli, Queyranne, Schulz, Svensson, Uhan",
+    "Minimizing the Sum of Weighted Completion Times in a Concurrent Open Shop",
+    "Operations Research Letters 38(5)",
+    2010,
+)
+CHOWDHURY_2019 = Paper(
+    "Chowdhury, Khuller, Purohit, Yang, You",
+    "Near Optimal Coflow Scheduling in Networks",
+    "SPAA",
+    2019,
+)
+_SMITH = Paper(
+    "Smith", "Various Optimizers for Single-Stage Production", "Naval Res. Logist. Q. 3", 1956
+)
+_PKG = "coflowlab.formulations"
 _F, _S = TimeModel.FLUID, TimeModel.SLOTTED
 
-METHODS: dict[str, MethodEntry] = {
-    e.name: e
-    for e in (
-        MethodEntry(
-            "exact-fluid",
-            "exact_fluid:solve_exact_fluid",
-            _E,
-            _F,
-            "fluid OPT: branch-and-bound over completion orders, an interval LP per order "
-            "(theory §7.2); --param algorithm=mip for the position MIP",
-        ),
-        MethodEntry(
-            "exact-slotted",
-            "time_indexed:solve_exact_slotted",
-            _E,
-            _S,
-            "slotted OPT: time-indexed MIP with a matching per unit slot (theory §7.1)",
-        ),
-        MethodEntry(
-            "deadline-fluid",
-            "deadlines:solve_deadline_fluid",
-            _E,
-            _F,
-            "fluid: most (weighted) coflows meeting their deadlines, MIP over intervals (B.5)",
-        ),
-        MethodEntry(
-            "deadline-slotted",
-            "deadlines:solve_deadline_slotted",
-            _E,
-            _S,
-            "slotted: most (weighted) coflows meeting their deadlines, time-indexed MIP (B.5)",
-        ),
-        MethodEntry(
-            "lp-ov",
-            "lp_ov:solve_lp_ov",
-            _R,
-            _F,
-            "ordering-variable LP of Shafiee-Ghaderi (theory §5.2), continuous δ: a lower bound",
-        ),
-        MethodEntry(
-            "lp-ov-binary",
-            "lp_ov:solve_lp_ov_binary",
-            _R,
-            _F,
-            "LP-OV with binary δ: concurrent-open-shop OPT, a lower bound, not coflow OPT",
-        ),
-        MethodEntry(
-            "interval-lp",
-            "interval_lp:solve_interval_lp",
-            _R,
-            _F,
-            "interval-indexed LP on a geometric grid (Qiu-Stein-Zhong, theory §2.3): a bound",
-        ),
-        MethodEntry(
-            "parallel-lp",
-            "parallel_lp:solve_parallel_lp",
-            _R,
-            _F,
-            "parallel-inequality LP on the 2m ports with Queyranne separation (theory §3.2)",
-        ),
-        MethodEntry(
-            "time-indexed-lp",
-            "time_indexed:solve_time_indexed_lp",
-            _R,
-            _F,
-            "LP relaxation of the time-indexed MIP (theory §7.1): a fluid lower bound",
-        ),
-        MethodEntry(
-            "bound-release-rho",
-            "bounds:bound_release_rho",
-            SolutionKind.BOUND,
-            _F,
-            "Σ_j w_j (r_j + ρ_j) (theory F3): a lower bound",
-        ),
-        MethodEntry(
-            "bound-smith",
-            "bounds:bound_smith",
-            SolutionKind.BOUND,
-            _F,
-            "best per-port Smith-rule optimum (theory F4; with releases: r_min + Smith): a bound",
-        ),
-    )
-}
+
+def _method(
+    name: str, target: str, family: Family, model: TimeModel, summary: str, **kw: Any
+) -> AlgorithmEntry:
+    return AlgorithmEntry(name, family, f"{_PKG}.{target}", model, summary, **kw)
+
+
+ENTRIES: tuple[AlgorithmEntry, ...] = (
+    _method(
+        "exact-fluid",
+        "exact_fluid:solve_exact_fluid",
+        Family.EXACT,
+        _F,
+        "fluid OPT: branch-and-bound over completion orders, an interval LP per order "
+        "(docs/theory.md#exact); --param algorithm=mip for the position MIP; deadlines "
+        "ignored; no time limit unless --time-limit",
+    ),
+    _method(
+        "exact-slotted",
+        "time_indexed:solve_exact_slotted",
+        Family.EXACT,
+        _S,
+        "slotted OPT: time-indexed MIP with a matching per unit slot "
+        "(docs/theory.md#time-indexed); deadlines ignored",
+        paper=QIU_STEIN_ZHONG,
+    ),
+    _method(
+        "deadline-fluid",
+        "deadlines:solve_deadline_fluid",
+        Family.EXACT,
+        _F,
+        "fluid: most (weighted) coflows meeting their deadlines, MIP over intervals; "
+        "the only fluid method that reads deadlines",
+        maximize=True,
+    ),
+    _method(
+        "deadline-slotted",
+        "deadlines:solve_deadline_slotted",
+        Family.EXACT,
+        _S,
+        "slotted: most (weighted) coflows meeting their deadlines, time-indexed MIP; the only "
+        "slotted method that reads deadlines",
+        maximize=True,
+    ),
+    _method(
+        "lp-ov",
+        "lp_ov:solve_lp_ov",
+        Family.RELAXATION,
+        _F,
+        "ordering-variable LP of Shafiee & Ghaderi (docs/theory.md#lp-ov), continuous δ: "
+        "a lower bound",
+        paper=SHAFIEE_GHADERI,
+    ),
+    _method(
+        "lp-ov-binary",
+        "lp_ov:solve_lp_ov_binary",
+        Family.RELAXATION,
+        _F,
+        "LP-OV with binary δ: concurrent-open-shop OPT, a lower bound, not coflow OPT",
+        paper=SHAFIEE_GHADERI,
+    ),
+    _method(
+        "interval-lp",
+        "interval_lp:solve_interval_lp",
+        Family.RELAXATION,
+        _F,
+        "interval-indexed LP on a geometric grid (docs/theory.md#interval-lp): a bound",
+        paper=QIU_STEIN_ZHONG,
+    ),
+    _method(
+        "parallel-lp",
+        "parallel_lp:solve_parallel_lp",
+        Family.RELAXATION,
+        _F,
+        "parallel-inequality LP on the 2m ports with Queyranne separation "
+        "(docs/theory.md#parallel-lp)",
+        paper=MASTROLILLI,
+    ),
+    _method(
+        "time-indexed-lp",
+        "time_indexed:solve_time_indexed_lp",
+        Family.RELAXATION,
+        _F,
+        "LP relaxation of the time-indexed MIP (docs/theory.md#time-indexed): a fluid lower bound",
+        paper=CHOWDHURY_2019,
+    ),
+    _method(
+        "bound-release-rho",
+        "bounds:bound_release_rho",
+        Family.BOUND,
+        _F,
+        "Σ_j w_j (r_j + ρ_j) (docs/theory.md#f3): a lower bound",
+    ),
+    _method(
+        "bound-smith",
+        "bounds:bound_smith",
+        Family.BOUND,
+        _F,
+        "best per-port Smith-rule optimum (docs/theory.md#f4; with releases: r_min + "
+        "Smith): a bound",
+        paper=_SMITH,
+    ),
+)
+"""The formulations and bounds, in listing order (their entries in
+:data:`coflowlab.REGISTRY`)."""
+
+METHODS: dict[str, AlgorithmEntry] = {e.name: e for e in ENTRIES}
+"""The formulations and bounds by name."""
 
 
 def method_names() -> list[str]:
@@ -157,5 +187,5 @@ def solve_method(instance: Instance, method: str, **kwargs: Any) -> Solution:
             f"unknown method {method!r}; choose one of {', '.join(METHODS)} "
             "(coflowlab solve --list)"
         )
-    solution: Solution = METHODS[method].function()(instance, **kwargs)
+    solution: Solution = METHODS[method].load()(instance, **kwargs)
     return solution

@@ -1,4 +1,4 @@
-"""Time-indexed formulations (``specs/theory.md`` §7.1): the exact slotted MIP and its LP
+"""Time-indexed formulations (docs/theory.md#time-indexed): the exact slotted MIP and its LP
 relaxation, a lower bound on the fluid optimum.
 
 The model
@@ -40,9 +40,17 @@ import scipy.sparse as sp
 
 from coflowlab.exceptions import InvalidInstanceError, ModelTooLargeError, SolverError
 from coflowlab.instance import Instance
+from coflowlab.orderings import ORDERINGS, instance_order
 from coflowlab.schedules import SlottedSchedule
 from coflowlab.solution import Solution, SolutionKind, bound_solution, schedule_solution
-from coflowlab.solvers import LinearModel, ModelBuilder, SolveResult, relative_gap, solve
+from coflowlab.solvers import (
+    LinearModel,
+    ModelBuilder,
+    SolveResult,
+    SolveStatus,
+    relative_gap,
+    solve,
+)
 
 __all__ = [
     "MAX_LP_SIZE",
@@ -123,10 +131,10 @@ def slotted_data(
 def first_slots(instance: Instance) -> npt.NDArray[np.int64]:
     """The first slot each flow may use in the slotted model: ``ceil(r_e) + 1``.
 
-    Slot ``t`` covers ``[t - 1, t)``, and nothing may be sent before a release, so a flow
-    released at ``r = 1`` first sends in slot 2 (``theory.md`` §10's convention,
-    ``z[e, t] = 0`` for ``t ≤ r``; for a fractional release, slot ``t`` must also start at or
-    after ``r``, hence the ceiling).
+    Slot ``t`` covers ``[t - 1, t)``, and nothing may be sent before a release, so a flow released
+    at ``r = 1`` first sends in slot 2 (the slotted release convention of
+    docs/theory.md#time-models, ``z[e, t] = 0`` for ``t ≤ r``; for a fractional release, slot ``t``
+    must also start at or after ``r``, hence the ceiling).
 
     Examples
     --------
@@ -141,8 +149,8 @@ def first_slots(instance: Instance) -> npt.NDArray[np.int64]:
 def slotted_bottleneck(
     instance: Instance, capacity: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64]:
-    """Slots each coflow needs alone: ``max_v ceil(L_jv / c_v)`` (König's edge colouring
-    theorem, theory §1.2, on the multigraph with port ``v`` split into ``c_v`` copies)."""
+    """Slots each coflow needs alone: ``max_v ceil(L_jv / c_v)`` (König's edge colouring theorem,
+    docs/theory.md#time-models, on the multigraph with port ``v`` split into ``c_v`` copies)."""
     slots = np.ceil(instance.port_load / capacity - _REL)
     return np.asarray(slots.max(axis=1), dtype=np.int64)
 
@@ -492,6 +500,60 @@ def _completion_cutoffs(
     return np.minimum(np.nan_to_num(cut, posinf=horizon), horizon).astype(np.int64), ub
 
 
+def _list_start(
+    instance: Instance,
+    model: LinearModel,
+    grid: _Grid,
+    first: npt.NDArray[np.int64],
+    last: npt.NDArray[np.int64],
+    size: npt.NDArray[np.int64],
+    capacity: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.float64] | None, float]:
+    """A MIP start, so that a time limit always leaves an incumbent: the cheapest slotted
+    list schedule (:func:`greedy_slotted`) over the coflow orders of
+    :data:`coflowlab.orderings.ORDERINGS`, as values of the model's variables: ``z`` the
+    amounts, ``y[j, t] = 1`` from coflow ``j``'s completion slot on, ``S`` the running sums
+    of ``z``. Returns ``(start, cost)``, or ``(None, inf)`` when no list schedule fits the
+    model (dependencies, which list schedules ignore; a completion past a cutoff or the
+    horizon)."""
+    n, nf = instance.num_coflows, instance.num_flows
+    if instance.dependencies.size:
+        return None, math.inf
+    best: tuple[float, Any, Any, Any, Any] | None = None
+    seen: set[tuple[int, ...]] = set()
+    for name in ORDERINGS:
+        order = instance_order(instance, name)
+        if tuple(order.tolist()) in seen:
+            continue
+        seen.add(tuple(order.tolist()))
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        flows = np.lexsort((np.arange(nf), rank[instance.flow_coflow]))
+        slot, flow, amount = greedy_slotted(instance, flows, size, capacity, first)
+        done = np.zeros(n, dtype=np.int64)
+        np.maximum.at(done, instance.flow_coflow[flow], slot)
+        cost = float(np.dot(instance.coflow_weight, done))
+        if np.all(slot <= last[flow]) and (best is None or cost < best[0]):
+            best = (cost, slot, flow, amount, done)
+    if best is None:
+        return None, math.inf
+    cost, slot, flow, amount, done = best
+    z = np.zeros(len(grid))
+    z[grid.ptr[flow] + slot - first[flow]] = amount
+    running = np.cumsum(z)
+    running -= np.repeat(np.concatenate([[0.0], running])[grid.ptr[:-1]], np.diff(grid.ptr))
+    is_last = np.zeros(len(grid), dtype=bool)
+    nonempty = grid.ptr[1:] > grid.ptr[:-1]
+    is_last[grid.ptr[1:][nonempty] - 1] = True
+    yb = model.blocks["y"]
+    T = (yb.stop - yb.start) // n + 1
+    x = np.zeros(model.num_vars)
+    x[model.blocks["z"]] = z
+    x[yb] = (np.arange(1, T)[None, :] >= done[:, None]).ravel()
+    x[model.blocks["S"]] = running[~is_last]
+    return x, cost
+
+
 def solve_exact_slotted(
     instance: Instance,
     *,
@@ -503,7 +565,7 @@ def solve_exact_slotted(
     horizon: int | None = None,
     max_size: int = MAX_MIP_SIZE,
 ) -> Solution:
-    """Slotted OPT of ``Σ_j w_j C_j`` by the time-indexed MIP (``theory.md`` §7.1).
+    """Slotted OPT of ``Σ_j w_j C_j`` by the time-indexed MIP (docs/theory.md#time-indexed).
 
     ``z[e, t]`` is an integer in ``[0, min(d_e, c_in, c_out)]``: with unit capacities it is
     the binary of §7.1 (each slot a matching); integral capacities ``c`` let a port move
@@ -514,9 +576,11 @@ def solve_exact_slotted(
     Parameters
     ----------
     instance
-        Integral sizes and capacities (release times may be fractional).
+        Integral sizes and capacities (release times may be fractional). Deadlines are
+        ignored, as in every ``Σ w C`` method (``deadline-slotted`` is the slotted method
+        that reads them): a coflow that cannot meet its deadline is scheduled anyway.
     solver, time_limit, mip_gap, threads, log
-        See :func:`coflowlab.solvers.solve`.
+        See :func:`coflowlab.solvers.solve` (no time limit by default).
     horizon
         Number of slots ``T``. Default :func:`slotted_horizon` (``R + Σ ρ_j``, proven
         valid). A shorter horizon restricts the schedules searched: the result is then not
@@ -530,7 +594,9 @@ def solve_exact_slotted(
     Solution
         Kind ``exact``; ``order`` is the coflows by completion time (ties by index);
         ``details`` has the horizon and model size. Proven completion cutoffs (see
-        ``_completion_cutoffs``) shrink the model when the default horizon is used.
+        ``_completion_cutoffs``) shrink the model when the default horizon is used. The
+        solver starts from the best list schedule of a few coflow orders (``_list_start``;
+        its cost is ``details["start_objective"]``), so a time limit returns a schedule.
 
     Raises
     ------
@@ -547,11 +613,12 @@ def solve_exact_slotted(
 
     Examples
     --------
-    ``theory.md`` §10 R1: preemption is needed, slotted OPT = 9 with ``C = (3, 2)``.
+    instance R1 (docs/theory.md#instances): preemption is needed, slotted OPT = 9 with ``C = (3,
+    2)``.
 
     >>> from coflowlab.instances.examples import theory_r1
     >>> sol = solve_exact_slotted(theory_r1())
-    >>> sol.status.value, sol.objective, sol.completion_times.tolist()
+    >>> sol.status.value, round(sol.objective, 6), sol.completion_times.round(6).tolist()
     ('optimal', 9.0, [3.0, 2.0])
     """
     start = time.perf_counter()
@@ -596,15 +663,19 @@ def solve_exact_slotted(
         dependency_lag=1,
         integer=True,
     )
+    last = np.minimum(cutoff[instance.flow_coflow], T)
+    start_x, start_cost = _list_start(instance, model, grid, first, last, size, cap)
     result = solve(
-        model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads, log=log
-    )
+        model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads, log=log,
+        start=start_x,
+    )  # fmt: skip
     details = _model_details(
         model,
         horizon=T,
         valid_horizon=valid,
         horizon_proven=proven,
         upper_bound=None if math.isinf(ub) else ub,
+        start_objective=None if start_x is None else start_cost,
     )
     schedule, order = None, None
     if result.has_solution and result.x is not None:
@@ -618,8 +689,14 @@ def solve_exact_slotted(
         order = tuple(int(k) for k in np.lexsort((np.arange(len(done)), done)))
         result = _claim_decoded(result, float(np.dot(instance.coflow_weight, done)))
     if not proven:
+        # the MIP's optimum is only the best among schedules ending by slot T: no bound on
+        # OPT, so no optimality claim (a verified schedule, status "feasible")
+        status = result.status
+        if status is SolveStatus.OPTIMAL:
+            status = SolveStatus.FEASIBLE
         result = dataclasses.replace(
             result,
+            status=status,
             message=f"{result.message}; horizon {T} < the proven horizon {valid}: optimal "
             f"only among schedules ending by slot {T}",
         )
@@ -633,6 +710,7 @@ def solve_exact_slotted(
         order=order,
         bound=None if proven else math.nan,
         details=details,
+        mip_gap=mip_gap,
     )
 
 
@@ -660,8 +738,8 @@ def solve_time_indexed_lp(
     strengthen: bool = False,
     max_size: int = MAX_LP_SIZE,
 ) -> Solution:
-    """The LP relaxation of the time-indexed MIP (``theory.md`` §7.1): a lower bound on the
-    *fluid* optimum (hence on the slotted one), for any sizes and capacities.
+    """The LP relaxation of the time-indexed MIP (docs/theory.md#time-indexed): a lower bound on
+    the *fluid* optimum (hence on the slotted one), for any sizes and capacities.
 
     Slots have length ``δ`` (``slot_length``); ``z[e, t] ∈ [0, min(d_e, κ_e δ)]`` with
     ``κ_e = min(c_in, c_out)``, ports move ``c_v δ`` per slot, ``y ∈ [0, 1]``, and the
@@ -685,7 +763,8 @@ def solve_time_indexed_lp(
     Parameters
     ----------
     instance
-        Any instance. Dependencies are kept (the weak fluid form, see the module docstring).
+        Any instance. Dependencies are kept (the weak fluid form, see the module docstring);
+        deadlines are ignored (a bound on ``Σ w C`` like ``exact-fluid``'s optimum).
     solver, time_limit, mip_gap, threads, log
         See :func:`coflowlab.solvers.solve`.
     slot_length
@@ -708,9 +787,9 @@ def solve_time_indexed_lp(
 
     Examples
     --------
-    ``theory.md`` §10 I1, one coflow with ρ = 4: its egress port 0 carries 4 units, so by the
-    end of slot ``t`` at most ``t/4`` of the coflow can be complete, and the bound is
-    ``1 + 3/4 + 1/2 + 1/4 = 2.5`` (OPT is 4).
+    instance I1 (docs/theory.md#instances), one coflow with ρ = 4: its egress port 0 carries 4
+    units, so by the end of slot ``t`` at most ``t/4`` of the coflow can be complete, and the bound
+    is ``1 + 3/4 + 1/2 + 1/4 = 2.5`` (OPT is 4).
 
     >>> from coflowlab.instances.examples import theory_i1
     >>> round(solve_time_indexed_lp(theory_i1()).objective, 9)

@@ -7,8 +7,18 @@ deadline mode), :mod:`.aalo` (Aalo's D-CLAS), :mod:`.coflowsim` (the CoflowSim-c
 time model).
 """
 
+from .aalo import Aalo as Aalo
+from .aalo import AaloUncoordinated as AaloUncoordinated
+from .baselines import PerFlowPriority as PerFlowPriority
 from .fair import FairSharing as FairSharing
+from .fifo_lm import FifoLM as FifoLM
+from .registry import ENTRIES as ENTRIES
 from .registry import POLICIES as POLICIES
-from .registry import PolicyEntry as PolicyEntry
 from .registry import make_policy as make_policy
 from .registry import policy_names as policy_names
+from .varys import Varys as Varys
+from .varys import VarysDeadline as VarysDeadline
+from .varys import VarysFIFO as VarysFIFO
+from .varys import VarysNCF as VarysNCF
+from .varys import VarysSCF as VarysSCF
+from .varys import VarysTCF as VarysTCF

@@ -91,7 +91,7 @@ def progressive_fill(
 def allocate(
     gstart, gsize, live, pa, pb, ka, kb, cap, weight, strict, max_rounds, rate
 ):  # pragma: no cover - numba
-    # D-CLAS rounds of `dclas_allocation` (spec §1.6 [interp]). Group g owns positions
+    # D-CLAS rounds of `dclas_allocation` (docs/aalo.md#pseudocode-4). Group g owns positions
     # gstart[g] .. gstart[g] + gsize[g] - 1 of the per-position arrays (those with `live`
     # set are flows): ports pa (ingress p) and pb (egress m + p), (queue, port) keys ka,
     # kb (= queue * 2m + port). Groups are served in index order, a group's flows in

@@ -2,7 +2,8 @@
 
 Aalo orders coflows by how many bytes they have *already sent* (Coflow-Aware Least-Attained
 Service, CLAS), discretised into K priority queues with exponentially spaced thresholds
-(D-CLAS); ``specs/aalo-hug-thesis-ch6-8.md`` §1.2-§1.8.
+(D-CLAS); Chowdhury, PhD thesis, UC Berkeley 2015, §6.2-§6.6 (Chowdhury & Stoica,
+SIGCOMM 2015); our readings: docs/aalo.md.
 
 - :class:`Aalo` (``aalo``): D-CLAS with loose coordination. A global coordinator learns every
   coflow's total bytes sent at the Δ-synchronisations and places it in a queue; queues share
@@ -10,7 +11,7 @@ Service, CLAS), discretised into K priority queues with exponentially spaced thr
   share max-min fairly.
 - :class:`AaloUncoordinated` (``aalo-uncoordinated``): the same scheduler run independently at
   every port on the bytes each coflow sent *through that port* (decentralised LAS; thesis
-  L1713, L2081, Theorem C.1.1).
+  §6.3.2, §6.8.2, Theorem C.1.1; docs/aalo.md#uncoordinated).
 - :func:`dclas_allocation`: the per-port-entitlement allocation both use, as a function.
 - :func:`coflow_ids`: CoflowIds ``external.internal`` of multi-stage DAGs (Pseudocode 5).
 
@@ -112,8 +113,8 @@ def dclas_allocation(
 ) -> FloatArray:
     """D-CLAS rates by per-port queue entitlements (the executable reading of Pseudocode 4).
 
-    Spec ``aalo-hug-thesis-ch6-8.md`` §1.6 [interp], in rounds ("while fabric is not
-    saturated", Pseudocode 4 line 2) until no flow can grow:
+    Our reading of Pseudocode 4 (thesis §6.5.4; docs/aalo.md#pseudocode-4), in rounds ("while
+    fabric is not saturated", Pseudocode 4 line 2) until no flow can grow:
 
     1. at every port ``p``, the residual capacity is split among the queues that have a flow
        at ``p`` which can still grow (both its ports have residual capacity), in proportion to
@@ -124,7 +125,7 @@ def dclas_allocation(
     3. a flow with a saturated port stops; what the queues could not use is split again in
        the next round among the queues that still can grow there (work conservation, "excess
        share ... divided among unsaturated queues in proportion to their weights",
-       L1882-1884).
+       thesis §6.5.4).
 
     Rates only grow from round to round. FIFO is therefore relative to the entitlements of
     each round: a later coflow may keep a share of a port that an earlier coflow of its queue
@@ -242,7 +243,8 @@ def _dag_structure(
 def coflow_ids(
     num_coflows: int, dependencies: npt.ArrayLike = (), arrival: npt.ArrayLike | None = None
 ) -> tuple[IntArray, IntArray]:
-    """CoflowIds ``external.internal`` of Aalo's Pseudocode 5 (thesis L1911-1942).
+    """CoflowIds ``external.internal`` of Aalo's Pseudocode 5 (thesis §6.6.1;
+    docs/aalo.md#coflow-ids).
 
     A coflow without parents is a DAG root: it gets the next external id in registration
     (arrival) order and internal id 0 (``newId.0``). A dependent coflow gets its parents'
@@ -251,7 +253,7 @@ def coflow_ids(
     registered root is used.
 
     Queues serve coflows by ``(external, internal)``: a child loses to its parent and to its
-    shallower relatives (L1938, L1990), and follows its DAG's root in the FIFO order.
+    shallower relatives (thesis §6.6.1, §6.7.1), and follows its DAG's root in the FIFO order.
 
     Parameters
     ----------
@@ -560,7 +562,7 @@ class Aalo:
     Notes
     -----
     **Units.** Thresholds are in the instance's size unit and Δ in its time unit (the view has
-    no units). The defaults are the thesis's (``Q_1^hi`` = 10 MB, E = K = 10, Δ = 10 ms; L2029)
+    no units). The defaults are the thesis's (``Q_1^hi`` = 10 MB, E = K = 10, Δ = 10 ms; §6.8.1)
     for an instance in MB and ms, such as the Facebook trace (:func:`read_benchmark`).
 
     **Queues** (§1.3-§1.4). Queue ``i`` holds coflows whose bytes sent ``S`` satisfy
@@ -581,7 +583,7 @@ class Aalo:
     **FIFO order** (§1.8): by CoflowId ``(external, internal)`` (:func:`coflow_ids`), the
     external id being the arrival order of the coflow's DAG root; ties by coflow index. The
     simulator enforces starts-after dependencies. A coflow's queue uses its own bytes sent,
-    not its DAG's ([UNCERTAIN] in the spec).
+    not its DAG's (the thesis does not say).
 
     **Events.** The policy asks to be woken up only at the Δ-multiple following the earliest
     crossing predicted from the current rates; rates change at arrivals, completions and queue
@@ -715,8 +717,8 @@ class Aalo:
         return self._decide_uncoordinated(state)
 
     def _decide_coordinated(self, state: ObservedState) -> Decision:
-        """D-CLAS with a global coordinator (spec §1.5-§1.6): queues change at Δ-syncs, the
-        allocation is recomputed from the state kept between events."""
+        """D-CLAS with a global coordinator (thesis §6.5.4; docs/aalo.md): queues change at
+        Δ-syncs, the allocation is recomputed from the state kept between events."""
         t = float(state.time)
         arrived = np.asarray(state.arrived, dtype=np.int64)
         completed = np.asarray(state.completed, dtype=np.int64)
@@ -874,8 +876,8 @@ class AaloUncoordinated(Aalo):
     Every port runs D-CLAS on its own: a coflow's queue *at a port* is decided by the bytes the
     coflow sent through that port (a flow's ingress and egress may see its coflow in different
     queues), known at once (no Δ). This is the "uncoordinated non-clairvoyant" scheduler of
-    thesis §6.8.2 (L2081) and the decentralised LAS of Fig. 6.1 (L1713), which cannot see a
-    coflow's traffic elsewhere (Theorem C.1.1, spec §4.1). FIFO order and allocation are as in
+    thesis §6.8.2 and the decentralised LAS of Fig. 6.1 (§6.3.2), which cannot see a
+    coflow's traffic elsewhere (Theorem C.1.1, Appendix C.1). FIFO order and allocation are as in
     :class:`Aalo`, with the per-port queues (strict priority may need the greedy backfill of
     :func:`dclas_allocation`).
 

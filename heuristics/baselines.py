@@ -1,5 +1,5 @@
 """Per-flow priority (``pfp``), a per-flow baseline: smallest remaining flow first with strict
-priority (pFabric/PDQ-like; thesis L754, L1137). Clairvoyant.
+priority (pFabric/PDQ-like; Chowdhury thesis §3.2.2, §5.3). Clairvoyant.
 
 The other per-flow baselines: fair sharing in :mod:`coflowlab.heuristics.fair`, Baraat's
 FIFO-LM in :mod:`coflowlab.heuristics.fifo_lm`.
@@ -31,7 +31,7 @@ class PerFlowPriority:
     """Per-flow prioritisation (``pfp``): smallest remaining flow first, strict priority.
 
     The "per-flow prioritization" baseline of Chowdhury's thesis (shortest/smallest flow first
-    as in pFabric and PDQ; L754, L1137; ``specs/varys-thesis-ch1-5.md`` §3.6): flows are
+    as in pFabric and PDQ; §3.2.2, §5.3; docs/varys.md): flows are
     ranked by remaining bytes, and in that order each takes the smaller of its two residual
     port capacities (:func:`coflowlab.allocation.priority_greedy`). Coflows are ignored except
     in the ``"smaller_coflow"`` tie-break. Clairvoyant.
@@ -39,12 +39,12 @@ class PerFlowPriority:
     Parameters
     ----------
     tie_break
-        Order of flows with equal remaining bytes: ``"fifo"`` (default; earlier release,
-        then lower flow index first), ``"lifo"`` (later release, then higher index first) or
-        ``"smaller_coflow"`` (flow of the coflow with the smaller total size first, then
-        FIFO). The thesis's Fig. 5.1 numbers (avg CCT 3.5, avg FCT 2.8) need the tie on
-        ingress 2 to go to C2's flow (spec §8.5): ``"smaller_coflow"`` or ``"lifo"`` give
-        them; ``"fifo"`` gives the spec's other row (avg CCT 4.0, avg FCT 2.8).
+        Order of flows with equal remaining bytes: ``"fifo"`` (default; earlier release, then lower
+        flow index first), ``"lifo"`` (later release, then higher index first) or
+        ``"smaller_coflow"`` (flow of the coflow with the smaller total size first, then FIFO). The
+        thesis's Fig. 5.1 numbers (avg CCT 3.5, avg FCT 2.8) need the tie on ingress 2 to go to
+        C2's flow (docs/examples.md#fig-5-1): ``"smaller_coflow"`` or ``"lifo"`` give them;
+        ``"fifo"`` gives the other row of docs/examples.md#fig-5-1 (avg CCT 4.0, avg FCT 2.8).
     exact
         Re-rank when a served flow's remaining bytes overtake a higher-ranked flow's at a
         saturated port (a wake-up at that moment), so the order is smallest-remaining-first
@@ -70,7 +70,7 @@ class PerFlowPriority:
     Examples
     --------
     Thesis Fig. 3.2: the unit flows go as two matchings, then s3's flows one after the other
-    (CCT 6, FCTs {1, 1, 2, 2, 4, 6}; spec §8.3):
+    (CCT 6, FCTs {1, 1, 2, 2, 4, 6}; thesis §3.2):
 
     >>> from coflowlab import simulate
     >>> from coflowlab.instances.examples import fig_3_2, fig_5_1

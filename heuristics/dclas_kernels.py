@@ -1,4 +1,4 @@
-"""The compiled loops of D-CLAS (Aalo, ``specs/aalo-hug-thesis-ch6-8.md`` §1): per-port queue
+"""The compiled loops of D-CLAS (Aalo; Chowdhury thesis §6.5.4, docs/aalo.md): per-port queue
 entitlements, max-min within a coflow, redistribution rounds and the wake-up search.
 
 :mod:`coflowlab.heuristics.aalo` documents what they compute; this module only holds them,

@@ -1,7 +1,7 @@
 """Per-flow fair sharing (``fair``): per-flow max-min fairness, what TCP approximates.
 
-The "per-flow fairness" baseline of Chowdhury's thesis (§5, L1137; ``specs/varys-thesis-ch1-5.md``
-§3.6). It is non-clairvoyant and recomputes the allocation at every arrival and completion.
+The "per-flow fairness" baseline of Chowdhury's thesis (PhD thesis, UC Berkeley 2015, §3.2.1,
+§5.3). It is non-clairvoyant and recomputes the allocation at every arrival and completion.
 
 Flows between the same ingress and egress port are symmetric under per-flow max-min, so the
 allocation is computed on (ingress, egress) *pairs* weighted by their number of active flows

@@ -1,5 +1,6 @@
 """Baraat's FIFO with limited multiplexing (``fifo-lm``), a per-flow baseline, decentralised
-as the thesis simulates it (L1702, L2083; ``specs/aalo-hug-thesis-ch6-8.md`` §1.12).
+as Chowdhury's thesis simulates it (§6.3.1, §6.8.2; Dogar et al., Baraat, SIGCOMM 2014; our
+reading: docs/aalo.md#fifo-lm).
 Non-clairvoyant.
 
 The allocation is :func:`~.aalo.dclas_allocation` with one queue: group 0 (the multiplexed
@@ -43,21 +44,21 @@ __all__ = ["FifoLM"]
 class FifoLM:
     """Baraat's FIFO with limited multiplexing (``fifo-lm``), decentralised; non-clairvoyant.
 
-    Coflows are served in arrival order (ties by index), but at every port a coflow that has
-    sent ``threshold`` bytes or more *through that port* is **heavy**, and a heavy coflow no
-    longer blocks the ones behind it: each port serves the FIFO prefix of its coflows up to
-    and including the first light one, and these share the port by per-flow max-min fairness
-    ("fair-shares among heavy coflows", thesis L2083; "dynamically changing the level of
-    multiplexing", Yosemite's summary of Baraat, Y:L41). A flow is in this multiplexed class
-    when its coflow is served at both of its ports; every other flow gets, coflow by coflow in
-    FIFO order, max-min fair rates from what is left (strict priority, work conserving).
+    Coflows are served in arrival order (ties by index), but at every port a coflow that has sent
+    ``threshold`` bytes or more *through that port* is **heavy**, and a heavy coflow no longer
+    blocks the ones behind it: each port serves the FIFO prefix of its coflows up to and including
+    the first light one, and these share the port by per-flow max-min fairness ("fair-shares among
+    heavy coflows", thesis §6.8.2; "dynamically changing the level of multiplexing", the Yosemite
+    paper's summary of Baraat, §II). A flow is in this multiplexed class when its coflow is served
+    at both of its ports; every other flow gets, coflow by coflow in FIFO order, max-min fair rates
+    from what is left (strict priority, work conserving).
 
     Parameters
     ----------
     threshold
         Bytes a coflow must send through a port to be heavy there, in the instance's size unit.
         The default, 1000, is about the 80th percentile of coflow size in the Facebook trace
-        (1,160 MB), the thesis's best setting (L2083); :meth:`calibrated` sets it from an
+        (1,160 MB), the thesis's best setting (§6.8.2); :meth:`calibrated` sets it from an
         instance. ``inf`` gives per-port FIFO, ``0`` per-flow fair sharing.
     local
         Count the bytes per port (decentralised, Baraat's switches; default) or per coflow over
@@ -65,11 +66,11 @@ class FifoLM:
 
     Notes
     -----
-    Only the thesis's description survives in the specs (``aalo-hug-thesis-ch6-8.md`` §1.12,
-    A17, A18; ``varys-thesis-ch1-5.md`` §3.6): FIFO, decentralised, fair sharing among heavy
-    coflows, threshold at a percentile of coflow size. That the heavy coflows and the first
-    light one share per flow, and that everything else is FIFO with work conservation, is this
-    implementation's reading. A port learns of a crossing at once (wake-up at the exact time).
+    Baraat is known here only through the thesis's description (§6.3.1, §6.8.2; §5.9): FIFO,
+    decentralised, fair sharing among heavy coflows, threshold at a percentile of coflow size. That
+    the heavy coflows and the first light one share per flow, and that everything else is FIFO with
+    work conservation, is this implementation's reading. A port learns of a crossing at once
+    (wake-up at the exact time).
 
     Examples
     --------
@@ -94,7 +95,7 @@ class FifoLM:
     def calibrated(cls, instance: Instance, percentile: float = 80.0, **kwargs: Any) -> FifoLM:
         """A FIFO-LM whose threshold is a percentile of the instance's coflow sizes.
 
-        This is how the thesis set it (offline, from the size distribution; L2083); the
+        This is how the thesis set it (offline, from the size distribution; §6.8.2); the
         policy itself stays non-clairvoyant.
 
         Examples

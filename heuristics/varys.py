@@ -4,80 +4,79 @@ Policies (suggested registry names in brackets; all clairvoyant):
 
 - :class:`Varys` (``varys``): Smallest-Effective-Bottleneck-First order, iterative MADD and
   work-conserving backfill, with T/δ starvation avoidance (Pseudocode 1;
-  ``specs/varys-thesis-ch1-5.md`` §3.1-3.3).
+  thesis §4.5.3, §5.5.3; docs/varys.md).
 - :class:`VarysSCF`, :class:`VarysNCF`, :class:`VarysTCF` (``scf``, ``ncf``, ``tcf``): the
-  same machinery with the thesis's other orderings (§5.5.3, L1233-1237; spec §3.2).
-- :class:`VarysFIFO` (``fifo``): coflows in arrival order, "as in Orchestra" (L1632), MADD and
+  same machinery with the thesis's other orderings (§5.5.3).
+- :class:`VarysFIFO` (``fifo``): coflows in arrival order, "as in Orchestra" (§5.9), MADD and
   backfill: a non-preemptive coflow order (a later coflow never overtakes an earlier one; it
   only gets what the earlier ones leave). FIFO cannot starve a coflow, so starvation avoidance
   is off by default.
 - :class:`VarysDeadline` (``varys-deadline``): deadline mode with admission control
-  (Pseudocode 2; spec §3.4).
+  (Pseudocode 2, §5.5.4; docs/varys.md#deadlines).
 
 How a reschedule works
 ----------------------
-At a reschedule the active flows are grouped by coflow (once, vectorized), the coflows are
-ordered with :mod:`coflowlab.orderings`, :func:`coflowlab.allocation.madd` gives each coflow in
-turn the rates ``remaining / Γ`` where Γ is its effective bottleneck against the capacity the
-coflows before it left (``inf``: it gets nothing), and the capacity left over is handed out by
-a backfill. Varys reschedules only on coflow arrivals and coflow completions (L1172, L1416; spec
-§8.9 item 13): at a completion of a flow whose coflow is still running the policy returns
-``Decision(None)``, the other flows keep their rates and the freed bandwidth waits for the next
-reschedule (as in CoflowSim, ``specs/reference-simulators.md`` §1.1). Any flow arrival
-reschedules (in the benchmark format and every generator, all flows of a coflow arrive
-together, so this is the coflow's arrival).
+At a reschedule the active flows are grouped by coflow (once, vectorized), the coflows are ordered
+with :mod:`coflowlab.orderings`, :func:`coflowlab.allocation.madd` gives each coflow in turn the
+rates ``remaining / Γ`` where Γ is its effective bottleneck against the capacity the coflows before
+it left (``inf``: it gets nothing), and the capacity left over is handed out by a backfill. Varys
+reschedules only on coflow arrivals and coflow completions (§5.4.2, §5.6.2;
+docs/varys.md#rescheduling): at a completion of a flow whose coflow is still running the policy
+returns ``Decision(None)``, the other flows keep their rates and the freed bandwidth waits for the
+next reschedule (as in CoflowSim, docs/coflowsim-model.md#coflow-policies). Any flow arrival
+reschedules (in the benchmark format and every generator, all flows of a coflow arrive together, so
+this is the coflow's arrival).
 
 Cost: a reschedule is O(F + coflows × ports) for F active flows (a counting sort groups the
 flows, numba kernels compute Γ, MADD and the backfill); an event that does not reschedule
 costs O(changes). Rates are never kept across calls other than the policy's own bookkeeping
 (the state's arrays are read during ``decide`` only).
 
-Choices where the thesis is ambiguous (``specs/varys-thesis-ch1-5.md`` §3.8)
--------------------------------------------------------------------------
-1. **SEBF key** (item 1). ``sebf_key="remaining"`` (default): Γ of the *remaining* bytes
-   against the *full* port capacities, recomputed at every reschedule; SEBF then generalizes
-   SRTF (L1127). ``"residual"``: Γ of the remaining bytes against the capacity left by the
-   coflows already ordered (:func:`coflowlab.orderings.sebf_residual`; Pseudocode 1 line 3
-   read as "current Rem(.)"). ``"static"``: Γ of the original sizes on an empty fabric (ρ),
-   which is what CoflowSim sorts by. SCF, NCF and TCF always use the static length, width and
-   total size the thesis defines them by; FIFO uses the arrival time. Ties go to the lower
-   coflow index everywhere.
-2. **Backfill** (item 2). ``backfill="greedy"`` (default): the flows, in priority order (by
-   coflow, then in the state's flow order), each add ``min(residual ingress, residual
-   egress)`` (:func:`coflowlab.allocation.backfill`); afterwards no flow has spare capacity at
-   both ports (spec §8.9 item 11). ``"ratio"``: the thesis's text (L1255) taken literally: for
-   each ingress port in index order, and for each coflow there in priority order, the port's
-   remaining bandwidth goes to that coflow's flows in proportion to their current rates, as
-   far as their egress ports allow; one pass, so flows at rate 0 get nothing and the result
-   need not be work conserving. ``"none"``: no backfill (MADD only).
-3. **Γ = ∞** (item 3): a coflow that needs an exhausted port gets nothing from MADD; backfill
+Choices where the thesis is ambiguous (docs/varys.md)
+-----------------------------------------------------
+1. **SEBF key** (docs/varys.md#sebf-key). ``sebf_key="remaining"`` (default): Γ of the *remaining*
+   bytes against the *full* port capacities, recomputed at every reschedule; SEBF then generalizes
+   SRTF (§5.2). ``"residual"``: Γ of the remaining bytes against the capacity left by the coflows
+   already ordered (:func:`coflowlab.orderings.sebf_residual`; Pseudocode 1 line 3 read as "current
+   Rem(.)"). ``"static"``: Γ of the original sizes on an empty fabric (ρ), which is what CoflowSim
+   sorts by. SCF, NCF and TCF always use the static length, width and total size the thesis defines
+   them by; FIFO uses the arrival time. Ties go to the lower coflow index everywhere.
+2. **Backfill** (docs/varys.md#backfill). ``backfill="greedy"`` (default): the flows, in priority
+   order (by coflow, then in the state's flow order), each add ``min(residual ingress, residual
+   egress)`` (:func:`coflowlab.allocation.backfill`); afterwards no flow has spare capacity at both
+   ports. ``"ratio"``: the thesis's text (§5.5.3, Pseudocode 1 line 16) taken literally: for each
+   ingress port in index order, and for each coflow there in priority order, the port's remaining
+   bandwidth goes to that coflow's flows in proportion to their current rates, as far as their
+   egress ports allow; one pass, so flows at rate 0 get nothing and the result need not be work
+   conserving. ``"none"``: no backfill (MADD only).
+3. **Γ = ∞**: a coflow that needs an exhausted port gets nothing from MADD; backfill
    may still serve some of its flows.
-4. **Starvation avoidance** (item 4). Time alternates between T-intervals and δ-intervals,
-   starting with a T-interval at the first event. At the end of a T-interval, the coflows
-   present that arrived before its end and had no flow at a positive rate at any time during
-   it (tracked exactly from the policy's own decisions) are *starved*. If there are none, a
-   new T-interval starts at once (an empty δ-interval would only idle the network).
-   Otherwise, for δ, the starved coflows are served as one coflow C* (the sum of their
-   demand) by MADD and only they are served: the others get nothing, and coflows arriving
-   meanwhile wait. The leftover capacity is backfilled among C*'s flows only (the thesis does
-   not say how MADD on C* treats members on disjoint ports; pure MADD would slow a small
-   member to the pace of the largest). The δ-interval ends early when every member of C* has
-   completed. Timers are :attr:`Decision.wakeup` requests; if the system is empty at a
-   boundary, the next T-interval starts at the next event. Every coflow present for a whole
-   T-interval is thus served within every (T + δ) window (L1318).
-5. **Deadlines** (item 5): see :class:`VarysDeadline`.
+4. **Starvation avoidance** (docs/varys.md#starvation). Time alternates between T-intervals and
+   δ-intervals, starting with a T-interval at the first event. At the end of a T-interval, the
+   coflows present that arrived before its end and had no flow at a positive rate at any time
+   during it (tracked exactly from the policy's own decisions) are *starved*. If there are none, a
+   new T-interval starts at once (an empty δ-interval would only idle the network). Otherwise, for
+   δ, the starved coflows are served as one coflow C* (the sum of their demand) by MADD and only
+   they are served: the others get nothing, and coflows arriving meanwhile wait. The leftover
+   capacity is backfilled among C*'s flows only (the thesis does not say how MADD on C* treats
+   members on disjoint ports; pure MADD would slow a small member to the pace of the largest). The
+   δ-interval ends early when every member of C* has completed. Timers are :attr:`Decision.wakeup`
+   requests; if the system is empty at a boundary, the next T-interval starts at the next event.
+   Every coflow present for a whole T-interval is thus served within every (T + δ) window
+   (Pseudocode 1, §5.5.3).
+5. **Deadlines** (docs/varys.md#deadlines): see :class:`VarysDeadline`.
 
 Time units: the view carries none. ``T`` and ``delta`` are in the instance's time unit with
 the default ``time_unit_ms=1``; in general they are in ms and the policy uses
 ``T / time_unit_ms`` and ``delta / time_unit_ms`` instance time units (``time_unit_ms`` = the
-length of the instance's time unit in ms). The defaults (T = 2 s, δ = 200 ms, L1487) thus
+length of the instance's time unit in ms). The defaults (T = 2 s, δ = 200 ms, §5.7.1) thus
 assume ms, the benchmark format's unit; :func:`coflowlab.heuristics.make_policy` converts them
 for instances in other time units, and on a dimensionless instance they are 2000 and 200 time
 units (longer than every worked example, so those are unaffected).
 
 Examples
 --------
-Thesis Fig. 5.1 (reconstruction R-5.1): Varys finishes C1 at 4 and C2 at 2.
+Thesis Fig. 5.1 (our reconstruction, docs/examples.md#fig-5-1): Varys finishes C1 at 4 and C2 at 2.
 
 >>> from coflowlab import simulate
 >>> from coflowlab.instances.examples import fig_5_1
@@ -98,6 +97,7 @@ import numpy.typing as npt
 from coflowlab import orderings
 from coflowlab.allocation import backfill as greedy_backfill
 from coflowlab.allocation import effective_bottleneck, madd
+from coflowlab.orderings import OrderingName
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
 __all__ = [
@@ -113,12 +113,10 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-Ordering = Literal["sebf", "smith", "scf", "ncf", "tcf", "fifo", "lwf"]
 Backfill = Literal["greedy", "ratio", "none"]
 Reschedule = Literal["coflow", "flow"]
 SebfKey = Literal["remaining", "residual", "static"]
 
-ORDERINGS: tuple[str, ...] = ("sebf", "smith", "scf", "ncf", "tcf", "fifo", "lwf")
 BACKFILLS: tuple[str, ...] = ("greedy", "ratio", "none")
 ADMISSION_TOL = 1e-9
 """Relative slack of the admission test ``Γ <= D`` (so that Γ = D exactly is admitted)."""
@@ -299,9 +297,9 @@ def ratio_backfill(
     cap_in: FloatArray,
     cap_out: FloatArray,
 ) -> FloatArray:
-    """The thesis's backfill (L1255): per ingress port, its remaining bandwidth goes to the
-    coflows there in priority order, to each coflow's flows in their current rate ratios,
-    subject to the egress ports' remaining capacity.
+    """The thesis's backfill (§5.5.3, Pseudocode 1 line 16): per ingress port, its remaining
+    bandwidth goes to the coflows there in priority order, to each coflow's flows in their current
+    rate ratios, subject to the egress ports' remaining capacity.
 
     ``order`` lists the flows to consider in priority order; one pass; flows at rate 0 stay
     at 0.
@@ -354,11 +352,11 @@ class Varys:
         Alternate T- and δ-intervals (Pseudocode 1 lines 19-27); ``False`` only minimizes CCT.
     T, delta
         Interval lengths in ms, i.e. in the instance's time unit when ``time_unit_ms`` is 1
-        (thesis defaults 2 s and 200 ms, L1487; see "Time units" in the module docstring).
+        (thesis defaults 2 s and 200 ms, §5.7.1; see "Time units" in the module docstring).
     backfill
         ``"greedy"`` (default), ``"ratio"`` (the thesis's current-ratio rule) or ``"none"``.
     reschedule_on
-        ``"coflow"`` (default): reschedule at arrivals and coflow completions only (L1172);
+        ``"coflow"`` (default): reschedule at arrivals and coflow completions only (§5.4.2);
         ``"flow"``: also at every flow completion (a full reschedule per flow: quadratic on
         large traces).
     sebf_key
@@ -391,7 +389,7 @@ class Varys:
 
     def __init__(
         self,
-        ordering: Ordering = "sebf",
+        ordering: OrderingName = "sebf",
         *,
         starvation: bool = True,
         T: float = 2000.0,
@@ -401,7 +399,7 @@ class Varys:
         sebf_key: SebfKey = "remaining",
         time_unit_ms: float = 1.0,
     ) -> None:
-        _check("ordering", ordering, ORDERINGS)
+        _check("ordering", ordering, orderings.ORDERINGS)
         _check("backfill", backfill, BACKFILLS)
         _check("reschedule_on", reschedule_on, ("coflow", "flow"))
         _check("sebf_key", sebf_key, ("remaining", "residual", "static"))
@@ -454,6 +452,8 @@ class Varys:
         self._fresh = False  # a T-interval starts at this event
         self._served = np.zeros(n, dtype=bool)
         self._star = np.zeros(n, dtype=bool)
+        self._quiet = False  # no wake-up requested: no coflow can starve until the next event
+        self._quiet_count = 0  # coflows present when the policy went quiet
 
     # ------------------------------------------------------------------ events
     def decide(self, state: ObservedState) -> Decision:
@@ -467,10 +467,13 @@ class Varys:
         if not self.starvation:
             rates = self._allocate(st) if change else None
             return Decision(rates, notify=self.reschedule_on)
+        if self._quiet:
+            self._skip_quiet_boundaries(st, t)
         end = self._phase_end
-        if end is not None and t < end - 1e-12 * max(1.0, abs(end)):
-            if not change:
-                return Decision(None, wakeup=end, notify=self.reschedule_on)
+        if end is not None and t < end - _eps(end):
+            if not change:  # rates kept: whether the policy is quiet is unchanged too
+                wakeup = None if self._quiet else end
+                return Decision(None, wakeup=wakeup, notify=self.reschedule_on)
         elif self._boundary(st, t):
             change = True
         if self._in_delta and change and not (self._star & self._track.present).any():
@@ -482,7 +485,45 @@ class Varys:
             self._fresh = False
         elif rates is not None and not self._in_delta:
             self._served |= running
-        return Decision(rates, wakeup=self._phase_end, notify=self.reschedule_on)
+        # In a T-interval where every active flow sends, every present coflow keeps a sending
+        # flow until it completes (rates are kept until the next arrival or coflow
+        # completion), so no boundary before that event can find a starved coflow: no wake-up
+        # is needed until then (one 1e9 MB flow would otherwise wake the policy every T).
+        self._quiet = not self._in_delta and bool(
+            np.all(self._track.last_rate[np.asarray(st.flows, dtype=np.int64)] > 0)
+        )
+        if self._quiet:
+            self._quiet_count = int(np.count_nonzero(self._track.present))
+        wakeup = None if self._quiet else self._phase_end
+        return Decision(rates, wakeup=wakeup, notify=self.reschedule_on)
+
+    def _skip_quiet_boundaries(self, st: ClairvoyantState, t: float) -> None:
+        """Catches the phase up with ``t`` after a stretch without wake-ups (quiet).
+
+        With wake-ups, each boundary ``end + jT`` passed while flows were active would have
+        found no starved coflow (every present coflow was sending throughout) and started the
+        next T-interval; a boundary passed while the system was empty is handled at the next
+        event, as the simulator does not ask the policy while nothing is active. So the phase
+        is set to what those boundaries would have left; a boundary at ``t`` itself, or one
+        deferred by an empty system, is left to :meth:`_boundary`. The present coflows count
+        as served in the interval holding ``t`` (``_served`` still holds them).
+        """
+        end = self._phase_end
+        if end is None:
+            return
+        # the system emptied if every coflow present at the quiet decision has completed
+        idle = len(st.completed) > 0 and len(st.completed_coflows) >= self._quiet_count
+        if idle:  # boundaries strictly before the last completion were handled in time
+            gap = float(np.max(st.completed_at)) - end - _eps(end)
+            handled = math.ceil(gap / self._T) if gap > 0 else 0
+        else:  # boundaries up to t, but the one at t (if any) is handled now
+            gap = t - end + _eps(t)
+            handled = math.floor(gap / self._T) + 1 if gap >= 0 else 0
+            if handled and abs(end + (handled - 1) * self._T - t) <= _eps(t):
+                handled -= 1
+        if handled:
+            self._phase_end = end + handled * self._T
+            self._fresh = False
 
     def _start_t_interval(self, t: float) -> None:
         self._in_delta = False
@@ -556,6 +597,11 @@ class Varys:
         return rates
 
 
+def _eps(t: float) -> float:
+    """Slack of a phase boundary comparison at time ``t`` (relative, 1e-12)."""
+    return 1e-12 * max(1.0, abs(t))
+
+
 def _backfill(
     how: str,
     rates: FloatArray,
@@ -579,7 +625,7 @@ class _FixedOrder(Varys):
     are labelled with it. Same parameters as :class:`Varys` except ``ordering`` and
     ``sebf_key``; ``starvation=None`` means the subclass's ``starvation_default``."""
 
-    order: ClassVar[Ordering]
+    order: ClassVar[OrderingName]
     starvation_default: ClassVar[bool] = True
 
     def __init__(
@@ -617,7 +663,7 @@ class VarysSCF(_FixedOrder):
     """
 
     name: ClassVar[str] = "scf"
-    order: ClassVar[Ordering] = "scf"
+    order: ClassVar[OrderingName] = "scf"
 
 
 class VarysNCF(_FixedOrder):
@@ -632,7 +678,7 @@ class VarysNCF(_FixedOrder):
     """
 
     name: ClassVar[str] = "ncf"
-    order: ClassVar[Ordering] = "ncf"
+    order: ClassVar[OrderingName] = "ncf"
 
 
 class VarysTCF(_FixedOrder):
@@ -647,15 +693,15 @@ class VarysTCF(_FixedOrder):
     """
 
     name: ClassVar[str] = "tcf"
-    order: ClassVar[Ordering] = "tcf"
+    order: ClassVar[OrderingName] = "tcf"
 
 
 class VarysFIFO(_FixedOrder):
-    """Coflows in arrival order with MADD and backfill (``fifo``), "as in Orchestra" (L1632).
+    """Coflows in arrival order with MADD and backfill (``fifo``), "as in Orchestra" (§5.9).
 
     Non-preemptive at the coflow level: a coflow is never overtaken by a later one, which only
     gets the capacity the earlier ones leave (ties in arrival time go to the lower index).
-    ``starvation`` defaults to ``False``: FIFO cannot starve a coflow (L1568).
+    ``starvation`` defaults to ``False``: FIFO cannot starve a coflow (§5.7.4).
 
     Examples
     --------
@@ -666,7 +712,7 @@ class VarysFIFO(_FixedOrder):
     """
 
     name: ClassVar[str] = "fifo"
-    order: ClassVar[Ordering] = "fifo"
+    order: ClassVar[OrderingName] = "fifo"
     starvation_default: ClassVar[bool] = False
 
 
@@ -677,7 +723,7 @@ class VarysDeadline:
     At a coflow's arrival, the rates ``remaining / (time left to the deadline)`` of every
     admitted coflow are reserved (line 2, recomputed from the remaining bytes and the time
     left, against the full capacities); the new coflow ``C`` is admitted iff its Γ against the
-    capacity left is at most its deadline ``D`` (line 3, spec §8.9 item 8; with a relative
+    capacity left is at most its deadline ``D`` (line 3, docs/varys.md#deadlines; with a relative
     slack of :data:`ADMISSION_TOL`), else it is rejected at once (``Decision.reject``; the
     engine reports it in ``SimulationResult.rejected``; also listed in :attr:`rejected`).
     Coflows arriving together are examined in index order, each seeing the reservations of the
@@ -692,7 +738,7 @@ class VarysDeadline:
     first (arrival order), then the best-effort ones. Reschedules happen at arrivals and coflow
     completions, as in :class:`Varys`.
 
-    Bookkeeping (spec §3.8 item 5): deadlines are relative to the coflow's observed arrival
+    Bookkeeping (docs/varys.md#deadlines): deadlines are relative to the coflow's observed arrival
     (``state.coflow_arrival``; the release unless a dependency held the coflow back); the
     reservations are recomputed from scratch at each reschedule (``Rem(.)`` reset to the full
     capacity between lines 2 and 5). An admitted coflow that can no longer finish on time

@@ -15,6 +15,7 @@ Worked examples
 from . import examples as examples
 from .benchmark import COFLOWSIM_CAPACITY as COFLOWSIM_CAPACITY
 from .benchmark import FB_TRACE_NAME as FB_TRACE_NAME
+from .benchmark import find_data_file as find_data_file
 from .benchmark import find_fb_trace as find_fb_trace
 from .benchmark import format_benchmark as format_benchmark
 from .benchmark import parse_benchmark as parse_benchmark

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from coflowlab.constants import MAX_VALUE, MIN_VALUE
 from coflowlab.exceptions import InvalidInstanceError, TraceFormatError
 from coflowlab.instance import Fabric, Instance, Units
 
@@ -28,11 +29,16 @@ from .io import (
     _Line,
     _read_text,
     atomic_write_text,
+    check_num_ports,
+    trace_header,
+    trace_instance_error,
 )
 
 __all__ = [
     "COFLOWSIM_CAPACITY",
     "FB_TRACE_NAME",
+    "data_folders",
+    "find_data_file",
     "find_fb_trace",
     "format_benchmark",
     "parse_benchmark",
@@ -42,7 +48,7 @@ __all__ = [
 
 COFLOWSIM_CAPACITY: float = 0.125
 """CoflowSim's port rate in MB per ms: 1 MiB per 8 ms quantum (128 MiB/s), reading the
-trace's MB as MiB (``specs/reference-simulators.md`` §1.1)."""
+trace's MB as MiB (docs/coflowsim-model.md#units)."""
 
 FB_TRACE_NAME = "FB2010-1Hr-150-0.txt"
 """File name of the public Facebook coflow trace."""
@@ -50,34 +56,10 @@ FB_TRACE_NAME = "FB2010-1Hr-150-0.txt"
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _header(
-    lines: list[str], num_ports: int | None, source: str | None
-) -> tuple[int, int | None, int]:
-    """Returns ``(num_ports, num_coflows or None, index of the first coflow line)``."""
-    first = _Line(lines[0].split(), source, 1)
-    if len(first.tokens) == 2:
-        m = first.integer(0, "num_ports", minimum=1)
-        n = first.integer(1, "num_coflows", minimum=1)
-        if num_ports is not None and num_ports != m:
-            raise first.error(
-                "num_ports", f"the header declares {m} ports, but num_ports={num_ports} was given"
-            )
-        return m, n, 1
-    if len(first.tokens) > 2:
-        if num_ports is not None:
-            return num_ports, None, 0
-        raise first.error(
-            "header",
-            "no header line '<num_ports> <num_coflows>' (the line looks like a coflow); a "
-            "header-less file, such as Sincronia's copy of the trace, needs num_ports=",
-        )
-    raise first.error("header", f"expected '<num_ports> <num_coflows>', got {lines[0].strip()!r}")
-
-
 def _coflow(line: _Line, num_ports: int) -> tuple[int, int, list[int], list[int], list[float]]:
     """Parses one coflow line: ``(id, arrival, mappers, reducers, MB per reducer)``."""
     coflow_id = line.integer(0, "coflow_id")
-    arrival = line.integer(1, "arrival_ms")
+    arrival = line.integer(1, "arrival_ms", maximum=MAX_VALUE)
     m = line.integer(2, "num_mappers", minimum=1)
     if len(line.tokens) < 4 + m:
         raise line.error(
@@ -116,6 +98,12 @@ def _coflow(line: _Line, num_ports: int) -> tuple[int, int, list[int], list[int]
         seen[port] = j + 1
         reducers.append(port)
         megabytes.append(line.megabytes(mb, f"MB_{j + 1}"))
+        if megabytes[-1] / m < MIN_VALUE:
+            raise line.error(
+                f"MB_{j + 1}",
+                f"MB is {mb}: split among M = {m} mappers, each flow gets {megabytes[-1] / m:g} "
+                f"MB, below the supported minimum {MIN_VALUE:g} (coflowlab.constants)",
+            )
     return coflow_id, arrival, mappers, reducers, megabytes
 
 
@@ -151,12 +139,9 @@ def parse_benchmark(
     (('7',), array([5000.]), array([32.]))
     """
     cap = _check_capacity(capacity)
-    if num_ports is not None and (
-        isinstance(num_ports, bool) or not isinstance(num_ports, int) or num_ports < 1
-    ):
-        raise ValueError(f"num_ports must be a positive integer, got {num_ports!r}")
+    num_ports = check_num_ports(num_ports)
     lines, end = _content_lines(text, source)  # trailing blank lines are allowed
-    m, n, start = _header(lines, num_ports, source)
+    m, n, start = trace_header(lines, num_ports, source)
     if n is not None and end - start != n:
         raise TraceFormatError(
             f"the header declares {n} coflows, but the file has {end - start} coflow lines",
@@ -171,6 +156,7 @@ def parse_benchmark(
     dsts: list[np.ndarray] = []
     sizes: list[np.ndarray] = []
     widths: list[int] = []
+    num_mappers: list[int] = []
     first_line: dict[int, int] = {}
     for i in range(start, end):
         line = _Line(lines[i].split(), source, i + 1)
@@ -190,6 +176,7 @@ def parse_benchmark(
         dsts.append(np.tile(np.asarray(reducers, dtype=np.int64), n_map))
         sizes.append(np.tile(np.asarray(megabytes) / n_map, n_map))
         widths.append(n_map * n_red)
+        num_mappers.append(n_map)
 
     try:
         return Instance(
@@ -204,7 +191,12 @@ def parse_benchmark(
             units=Units(size="MB", time="ms"),
         )
     except InvalidInstanceError as exc:
-        raise TraceFormatError(f"invalid instance: {exc}", path=source) from None
+        # the i-th flow of coflow k (mapper-major) goes to its reducer i % R, R = width / M
+        def reducer(k: int, i: int) -> str:
+            return f"MB_{i % (widths[k] // num_mappers[k]) + 1}"
+
+        coflow = np.repeat(np.arange(len(widths), dtype=np.int64), widths)
+        raise trace_instance_error(exc, source, start, coflow, reducer) from None
 
 
 def read_benchmark(
@@ -224,8 +216,8 @@ def read_benchmark(
         in ms (before CoflowSim's rounding up to whole MiB and 8 ms quanta).
     num_ports
         Number of ports of a file *without* the header line (Sincronia's copy of the trace is
-        one). A missing header is an error unless this is given; if the file has a header,
-        its port count must equal ``num_ports``.
+        one; the command line's ``--ports``). A missing header is an error unless this is
+        given; if the file has a header, its port count must equal ``num_ports``.
 
     Returns
     -------
@@ -250,7 +242,7 @@ def read_benchmark(
     Stricter than CoflowSim, which merges repeated mapper or reducer racks of a coflow and
     ignores lines beyond the header's count: both are errors here. Trailing blank lines are
     allowed; blank lines between coflows are not. CoflowSim also rounds each reducer up to
-    a multiple of ``M`` whole MiB (``specs/reference-simulators.md`` §1.1); this reader
+    a multiple of ``M`` whole MiB (docs/coflowsim-model.md#units); this reader
     keeps the exact ``MB_r / M``, which the Facebook trace makes whole numbers anyway.
 
     Examples
@@ -380,14 +372,31 @@ def find_fb_trace() -> Path | None:
     >>> path is None or path.name == FB_TRACE_NAME
     True
     """
+    return find_data_file(FB_TRACE_NAME)
+
+
+def data_folders() -> list[Path]:
+    """The folders searched for data files such as the Facebook trace, in order (see
+    :func:`find_fb_trace`)."""
     folders: list[Path] = []
     env = os.environ.get("COFLOWLAB_DATA")
     if env:
         folders.append(Path(env))
     folders.append(_REPO_ROOT.parent / "shared" / "data")
     folders.extend([Path.cwd() / "shared" / "data", Path.cwd().parent / "shared" / "data"])
-    for folder in folders:
-        candidate = folder / FB_TRACE_NAME
+    return folders
+
+
+def find_data_file(name: str) -> Path | None:
+    """The first file called ``name`` in :func:`data_folders`, or ``None``.
+
+    Examples
+    --------
+    >>> find_data_file("no-such-trace.txt") is None
+    True
+    """
+    for folder in data_folders():
+        candidate = folder / name
         if candidate.is_file():
             return candidate
     return None

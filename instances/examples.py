@@ -1,25 +1,25 @@
-"""Worked examples of the specs, as named instances with their expected values.
+"""Worked examples of the papers, as named instances with their expected values.
 
 Every function returns an :class:`~coflowlab.instance.Instance`; its docstring states the source
-(spec file and section, paper figure and line), the instance, and the expected values exactly
-as the spec states them. The same values are in :data:`EXPECTED`, machine-readable, so that
-simulator, solver and bound tests can assert against them; :data:`EXAMPLES` maps each name to a
-zero-argument builder (parametrised families are registered at their default parameters).
+(paper, section and figure; for reconstructions and our own instances ``docs/examples.md``), the
+instance, and the expected values. The same values are in :data:`EXPECTED`, machine-readable, so
+that simulator, solver and bound tests can assert against them; :data:`EXAMPLES` maps each name to
+a zero-argument builder (parametrised families are registered at their default parameters).
 
 Conventions
 -----------
-- **Ports are 0-indexed.** The specs number ports from 1 (thesis) or 0 (``theory.md`` §10);
-  ingress ``i`` of a spec is ingress ``i - 1`` here, likewise for egress. A fabric of ``m``
+- **Ports are 0-indexed.** The thesis numbers ports from 1; its ingress ``i`` is ingress
+  ``i - 1`` here, likewise for egress. A fabric of ``m``
   ports is used when a figure has ``a`` senders and ``b`` receivers with ``m = max(a, b)``.
-- Coflow labels are the spec's names (``"C1"``, ``"A"``, ``"App-1"``); coflow ``k`` of
+- Coflow labels are the papers' names (``"C1"``, ``"A"``, ``"App-1"``); coflow ``k`` of
   :data:`EXPECTED` lists is the ``k``-th coflow of the instance (0-based), and per-flow lists
   follow the instance's flow order.
 - Capacities are 1 unless stated; units are dimensionless unless stated (MB and ms for the
   CoflowSim micro-trace, MB for the Aalo and Philae examples).
-- **CCT is measured from the coflow's release** (thesis L701 convention). ``theory.md`` states
+- **CCT is measured from the coflow's release** (thesis §3.1.1). ``docs/theory.md`` states
   objectives as ``Σ w_j C_j`` with *absolute* completion times ``C_j``; those are under
   ``"opt_sum_wc"`` and ``"completion"``.
-- Values the spec does not state are marked "derived here" and are only elementary facts: the
+- Values the papers do not state are marked "derived here" and are only elementary facts: the
   optimum of a single-link instance released at 0 (serving coflows in increasing total size,
   1||ΣC_j), and ``Σ ρ_j`` when no two coflows overlap in time.
 
@@ -30,7 +30,7 @@ Every entry has ``"source"`` (where the values come from), ``"labels"``, ``"num_
 (flows), ``"length"`` (largest flow) and ``"total_size"``. Optional keys:
 
 - ``"cct"``: ``{policy: [CCT of each coflow]}``; ``"avg_cct"``: ``{policy: mean CCT}``;
-  ``"cct_sorted"``: CCTs sorted ascending when the spec does not say which coflow is which.
+  ``"cct_sorted"``: CCTs sorted ascending when the paper does not say which coflow is which.
 - ``"fct"``: ``{policy: [FCT of each flow]}``; ``"avg_fct"``: ``{policy: mean FCT}``;
   ``"fct_sorted"``: sorted FCTs.
 - ``"makespan"``: ``{policy: last completion time}``.
@@ -51,14 +51,14 @@ used.
 
 Skipped (inputs missing or not a coflow instance)
 -------------------------------------------------
-- Thesis Fig. 1.5 and Fig. 4.13 (images only; ``varys-thesis-ch1-5.md`` §0).
+- Thesis Fig. 1.5 and Fig. 4.13 (images only, no instance in the text).
 - Aalo Fig. 6.1 (AAL-15, A31): only the outputs survive, not the coflows or arrivals
-  (``aalo-hug-thesis-ch6-8.md`` §3.2, §7.2). AAL-1..AAL-14 are queue rules, not instances.
-- HUG-1..HUG-29 (``aalo-hug-thesis-ch6-8.md`` §7.1): allocations of correlation vectors on
+  (thesis §6.3.2). The D-CLAS queue rules of §6.5 are not instances.
+- HUG's examples (thesis Ch. 7, Appendix D): allocations of correlation vectors on
   abstract links with no flow sizes; HUG-1..4 are Coflex's Fig. 2 with the links swapped, which
   :func:`coflex_fig2` covers.
-- Coflex: the testbed micro-benchmark (flow sizes unspecified, CX:L305) and the misreport
-  experiment (demand range unspecified, CX:L222). TC-CX-1..3, 5..7 are on :func:`coflex_fig2`
+- Coflex: the testbed micro-benchmark (flow sizes unspecified, §V-B) and the misreport
+  experiment (demand range unspecified, §IV-C). TC-CX-1..3, 5..7 are on :func:`coflex_fig2`
   (misreports are listed in its expected values), TC-CX-4 is :func:`coflex_theorem2`, TC-CX-8 is
   :func:`coflex_single_link`.
 - Yosemite TC-Y-6 (arithmetic of a ratio, no instance).
@@ -118,11 +118,13 @@ __all__ = [
     "yosemite_y_i1",
 ]
 
-_VARYS = "specs/varys-thesis-ch1-5.md"
-_THEORY = "specs/theory.md §10"
-_AALO = "specs/aalo-hug-thesis-ch6-8.md"
-_COFLEX = "specs/coflex-yosemite.md"
-_PHILAE = "specs/philae-coda.md Part C"
+_VARYS = "Chowdhury, PhD thesis, UC Berkeley 2015,"
+_THEORY = "docs/theory.md#instances"
+_AALO = _VARYS
+_COFLEX = "Wang, Ma, Li & Li, Coflex, IEEE INFOCOM 2017,"
+_YOSEMITE = "Yosemite: Efficient Scheduling of Weighted Coflows in Data Centers,"
+_PHILAE = "Philae (Jajoo, Hu & Lin); our instance, docs/examples.md#"
+_COFLOWSIM_SOURCE = "CoflowSim (Chowdhury, github coflow/coflowsim); docs/coflowsim-model.md"
 _MB = Units("MB", "unit")
 
 
@@ -136,12 +138,12 @@ def _count(name: str, value: Any, minimum: int = 1) -> int:
 def fig_1_1(delta: float = 0.1) -> Instance:
     """Thesis Fig. 1.1: one link, per-flow vs per-application sharing.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §8.1 (thesis L403-413).
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, Ch. 1, Fig. 1.1 (docs/examples.md#fig-1-1).
 
     Instance: a 1×1 fabric (one link); ``"App-1"`` has flows of size ``1 - δ`` and ``1 + δ``,
     ``"App-2"`` one flow of size 1, all released at 0.
 
-    Expected (spec, [derived]): per-flow fairness finishes App-2 at ``3 - δ`` and App-1 at 3;
+    Expected (our arithmetic): per-flow fairness finishes App-2 at ``3 - δ`` and App-1 at 3;
     smallest-flow-first finishes App-2 at ``2 - δ`` and App-1 at 3, with average FCT
     ``2 - 2δ/3``; the application-optimal schedule (App-2 first) finishes App-2 at 1 and App-1
     at 3, average CCT 2 ("application-2 completes in 2 time units instead of the optimal 1").
@@ -170,7 +172,7 @@ def fig_1_1(delta: float = 0.1) -> Instance:
 
 def _fig_1_1_expected(delta: float) -> dict[str, Any]:
     return {
-        "source": f"{_VARYS} §8.1 (thesis Fig. 1.1, L403-413)",
+        "source": f"{_VARYS} Ch. 1, Fig. 1.1",
         "labels": ["App-1", "App-2"],
         "num_ports": 1,
         "rho": [2.0, 1.0],
@@ -187,7 +189,7 @@ def _fig_1_1_expected(delta: float) -> dict[str, Any]:
 def fig_2_2() -> Instance:
     """Thesis Fig. 2.2: the trivial instance on a 3×3 fabric, as one coflow.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §8.8 (thesis L619).
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, §2.2.3, Fig. 2.2.
 
     Instance: one coflow ``"C"``: machine 1 → machine 2, 3 units, and machine 2 → machine 3,
     4 units; 0-indexed flows ``(0 → 1, 3)`` and ``(1 → 2, 4)``.
@@ -207,7 +209,7 @@ def fig_2_2() -> Instance:
 def fig_2_3() -> Instance:
     """Thesis Fig. 2.3: one link with deadlines.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §8.2 (thesis L647-659).
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, §2.3.4, Fig. 2.3.
 
     Instance: a 1×1 fabric; ``"App-1"`` has three flows and ``"App-2"`` one, every flow 1 unit,
     all released at 0; every flow has deadline 1, so each coflow has deadline 1.
@@ -239,7 +241,7 @@ def fig_2_3() -> Instance:
 def fig_3_2() -> Instance:
     """Thesis Fig. 3.2: one 3×2 shuffle; MADD vs fairness vs prioritisation.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §8.3 (thesis L744-754).
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, §3.2, Fig. 3.2.
 
     Instance: senders s1, s2, s3 = ingress 0, 1, 2; receivers r1, r2 = egress 0, 1 (egress 2
     unused); one coflow ``"C"`` with ``D = [[1, 1], [1, 1], [2, 2]]``, released at 0.
@@ -266,16 +268,17 @@ def fig_3_2() -> Instance:
 def fig_4_6(n: int = 100) -> Instance:
     """Thesis Fig. 4.6 family: the MADD-vs-fairness gap approaches 1.5.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §8.4 (thesis L916, L928-932).
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, §4.5.2-§4.5.3, Fig. 4.6 (caption corrected:
+    docs/varys.md#errata).
 
-    Instance(N): ``2N + 1`` senders and 2 receivers (a fabric of ``2N + 1`` ports). Senders
-    s1..sN (ingress ``0..N-1``) send 1 unit to r1 (egress 0); s(N+1)..s(2N) (ingress
-    ``N..2N-1``) send 1 unit to r2 (egress 1); the big sender s(2N+1) (ingress ``2N``) sends N
-    units to *each* receiver (the caption's "s(N+1)" is a typo, §8.4). One coflow ``"C"``.
+    Instance(N): ``2N + 1`` senders and 2 receivers (a fabric of ``2N + 1`` ports). Senders s1..sN
+    (ingress ``0..N-1``) send 1 unit to r1 (egress 0); s(N+1)..s(2N) (ingress ``N..2N-1``) send 1
+    unit to r2 (egress 1); the big sender s(2N+1) (ingress ``2N``) sends N units to *each* receiver
+    (the caption's "s(N+1)" is a typo, docs/varys.md#errata). One coflow ``"C"``.
 
-    Expected [derived in the spec]: Γ = 2N, so MADD's CCT is 2N; per-flow max-min fairness
+    Expected (our arithmetic): Γ = 2N, so MADD's CCT is 2N; per-flow max-min fairness
     gives ``3N - 1`` (all N+1 flows at a receiver get 1/(N+1) until t = N+1, then the big
-    sender splits 1/2 per flow). Ratio ``(3N - 1)/(2N)``: 1.495 for N = 100 (thesis L930),
+    sender splits 1/2 per flow). Ratio ``(3N - 1)/(2N)``: 1.495 for N = 100 (thesis §4.5.3),
     1.0 for N = 1; N = 2, 3, 4 give Table 4.2's 25%, 33%, 38% theoretical speedups.
 
     Parameters
@@ -298,7 +301,7 @@ def fig_4_6(n: int = 100) -> Instance:
 
 def _fig_4_6_expected(n: int) -> dict[str, Any]:
     return {
-        "source": f"{_VARYS} §8.4 (thesis Fig. 4.6, L916, L928-932)",
+        "source": f"{_VARYS} §4.5.3, Fig. 4.6; docs/varys.md#errata",
         "labels": ["C"],
         "num_ports": 2 * n + 1,
         "rho": [2.0 * n],
@@ -314,9 +317,9 @@ def _fig_4_6_expected(n: int) -> dict[str, Any]:
 def fig_5_1(deadline: bool = False) -> Instance:
     """Thesis Fig. 5.1, reconstruction R-5.1: two coflows on a 3×3 fabric, five policies.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §8.5 (thesis L1137-1146). The figure is missing;
-    R-5.1 is the spec's **[recon]**: consistent with every number of the text, not necessarily
-    the figure's instance.
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, §5.3, Fig. 5.1. The figure's instance is not
+    in the text; this is our reconstruction R-5.1 (docs/examples.md#fig-5-1): consistent with every
+    number of the text, not necessarily the figure's instance.
 
     Instance (0-indexed; both released at 0):
 
@@ -324,9 +327,9 @@ def fig_5_1(deadline: bool = False) -> Instance:
     - ``"C2"``: in1 → out2 **2**, in2 → out0 **2** (Γ2 = 2).
 
     C1 and C2 share the port pairs (1, 2) and (2, 0). With ``deadline=True`` both coflows have
-    deadline 2 (thesis L1139).
+    deadline 2 (thesis §5.3).
 
-    Expected (spec table; FCTs in flow order C1: 4u, 2u, 1u; C2: 2u@in1, 2u@in2):
+    Expected (docs/examples.md#fig-5-1; FCTs in flow order C1: 4u, 2u, 1u; C2: 2u@in1, 2u@in2):
 
     ===============================  ========  =======  ===============  =======
     policy                           CCTs      avg CCT  FCTs             avg FCT
@@ -367,8 +370,9 @@ def fig_5_1(deadline: bool = False) -> Instance:
 def fig_5_3() -> Instance:
     """Thesis Fig. 5.3, reconstruction R-5.3: SEBF vs SCF/NCF/TCF.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §8.6 (thesis L1237-1241); **[recon]**, consistent
-    with the text's numbers, not necessarily the figure's instance.
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, §5.5.3, Fig. 5.3; our reconstruction
+    (docs/examples.md#fig-5-3), consistent with the text's numbers, not necessarily the figure's
+    instance.
 
     Instance (3×3, both released at 0): ``"C1"``: in0 → out0 2, in1 → out0 2 (length 2, width
     2, size 4, Γ1 = 4 on out0); ``"C2"``: in0 → out0 3, in1 → out1 3, in2 → out2 3 (length 3,
@@ -395,8 +399,8 @@ def fig_5_3() -> Instance:
 def fig_b1() -> Instance:
     """Thesis Fig. B.1, reconstruction R-B1: work conservation vs CCT.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §6.3 (thesis L2965-2977); **[recon]** placement
-    (structure (i) of the spec, the only one reproducing both panels).
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, Appendix B.2, Fig. B.1; our reconstruction of
+    the placement, the only structure reproducing both panels (docs/examples.md#fig-b-1).
 
     Instance (2×2): ``"C1"``: in0 → out0, 1 unit (t = 0); ``"C2"``: in0 → out1 and in1 → out0,
     1 unit each (t = 0); ``"C3"``: in1 → out1, 0.5 unit, released at t = 1.
@@ -427,9 +431,9 @@ def fig_b1() -> Instance:
 def fig_b2() -> Instance:
     """Thesis Fig. B.2, reconstruction R-B2: permutation schedules are suboptimal.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §6.4 (Theorem B.3.1, Remark B.3.2, thesis
-    L2979-2985); **[recon]** built to satisfy every textual property, not necessarily the
-    figure's instance.
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, Appendix B.3 (Theorem B.3.1, Remark B.3.2,
+    Fig. B.2); our reconstruction (docs/examples.md#fig-b-2), built to satisfy every textual
+    property, not necessarily the figure's instance.
 
     Instance (2×2, both at 0): ``"C1"``: in0 → out0 1 and in0 → out1 1 (Γ1 = 2 on in0);
     ``"C2"``: in1 → out0 2 (Γ2 = 2, a tie).
@@ -453,14 +457,15 @@ def fig_b2() -> Instance:
 def anti_diagonal(a: Sequence[float] = (1, 0, 2), b: Sequence[float] = (0, 3, 3)) -> Instance:
     """The NP-hardness reduction of thesis Theorem B.1.1: anti-diagonal coflows on 2 ports.
 
-    Source: ``specs/varys-thesis-ch1-5.md`` §6.2 and §8.7 (thesis L2959-2961).
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, Appendix B.1, proof of Theorem B.1.1
+    (docs/varys.md#errata).
 
     Instance: 2×2 fabric, coflow ``"Ck"`` (k = 1..n) has ``D^k = [[0, a_k], [b_k, 0]]``, i.e.
     flows in0 → out1 of size ``a_k`` and in1 → out0 of size ``b_k`` (a zero entry is no flow),
     all released at 0. The two flows of a coflow use disjoint ports, so the instance is
     concurrent open shop on two machines.
 
-    Expected [derived in the spec, checked by MILP]: the exact optimum of (B.1)-(B.4) equals
+    Expected (our computation, checked by MILP): the exact optimum of (B.1)-(B.4) equals
     the best concurrent-open-shop permutation: ``a = (1, 0, 2), b = (0, 3, 3)`` gives Σ CCT 10;
     ``a = (3, 3, 1), b = (0, 3, 0)`` gives 12.
 
@@ -486,14 +491,14 @@ def anti_diagonal(a: Sequence[float] = (1, 0, 2), b: Sequence[float] = (0, 3, 3)
     return Instance.from_coflows(coflows, 2)
 
 
-# ====================================================================== theory.md §10
+# ====================================================================== docs/theory.md
 def theory_i1() -> Instance:
-    """``theory.md`` §10, I1: one coflow, ``D = [[1, 2], [3, 0]]``, w = 1.
+    """Instance I1 of docs/theory.md: one coflow, ``D = [[1, 2], [3, 0]]``, w = 1.
 
-    Source: ``specs/theory.md`` §10 (zero-indexed ports, rows = ingress).
+    Source: our instance, docs/theory.md#instances (zero-indexed ports, rows = ingress).
 
-    Expected [D]: OPT = 4 (= ρ, column 0) in the fluid and slotted models (TI = 4); all LP
-    bounds equal 4 (F1: a single coflow's optimum is ``w ρ``).
+    Expected (our computation): OPT = 4 (= ρ, column 0) in the fluid and slotted models (TI = 4);
+    all LP bounds equal 4 (F1: a single coflow's optimum is ``w ρ``).
 
     Examples
     --------
@@ -505,14 +510,14 @@ def theory_i1() -> Instance:
 
 
 def theory_i2() -> Instance:
-    """``theory.md`` §10, I2: single port, ``p = (3, 1, 2)``, ``w = (3, 1, 1)``.
+    """Instance I2 of docs/theory.md: single port, ``p = (3, 1, 2)``, ``w = (3, 1, 1)``.
 
-    Source: ``specs/theory.md`` §10 and §1.4 F2 (``1||Σ w_j C_j``).
+    Source: our instance, docs/theory.md#instances and #f2 (``1||Σ w_j C_j``, Smith 1956).
 
     Instance: ``m = 1``; coflow ``j`` is one flow ``0 → 0`` of size ``p_j`` with weight ``w_j``.
 
-    Expected [D]: OPT = 19 (Smith's rule; ratios tie 1/1), TI = 19; the primal-dual order
-    ``[1, 0, 2]`` gives 19.
+    Expected (our computation): OPT = 19 (Smith's rule; ratios tie 1/1), TI = 19; the primal-dual
+    order ``[1, 0, 2]`` gives 19.
 
     Examples
     --------
@@ -524,14 +529,14 @@ def theory_i2() -> Instance:
 
 
 def theory_i3() -> Instance:
-    """``theory.md`` §10, I3: concurrent open shop, 2×2 diagonal.
+    """Instance I3 of docs/theory.md: concurrent open shop, 2×2 diagonal.
 
-    Source: ``specs/theory.md`` §10.
+    Source: our instance, docs/theory.md#instances.
 
     Instance: ``"A" = diag(1, 0)``, ``"B" = diag(0, 1)``, ``"C" = diag(1, 1)``, w = 1.
 
-    Expected [D]: OPT = 4 (A and B complete at 1, C at 2), TI = 4; every LP bound is 4; the
-    primal-dual order B, C, A gives 5 (B = 1, C = 2, A = 2): PD is not optimal (ratio 1.25).
+    Expected (our computation): OPT = 4 (A and B complete at 1, C at 2), TI = 4; every LP bound is
+    4; the primal-dual order B, C, A gives 5 (B = 1, C = 2, A = 2): PD is not optimal (ratio 1.25).
 
     Examples
     --------
@@ -545,14 +550,15 @@ def theory_i3() -> Instance:
 
 
 def theory_i4() -> Instance:
-    """``theory.md`` §10, I4: coupling matters.
+    """Instance I4 of docs/theory.md: coupling matters.
 
-    Source: ``specs/theory.md`` §10.
+    Source: our instance, docs/theory.md#instances.
 
     Instance: ``"A" = [[1, 0], [0, 1]]``, ``"B" = [[0, 1], [0, 0]]``, ``"C" = [[0, 0], [1, 0]]``,
     w = 1.
 
-    Expected [D]: OPT = 4 (B and C complete at 1, A at 2), TI = 4; serving A first gives 5.
+    Expected (our computation): OPT = 4 (B and C complete at 1, A at 2), TI = 4; serving A first
+    gives 5.
 
     Examples
     --------
@@ -566,15 +572,15 @@ def theory_i4() -> Instance:
 
 
 def theory_r1() -> Instance:
-    """``theory.md`` §10, R1: slotted model with a release date; preemption is needed.
+    """Instance R1 of docs/theory.md: slotted model with a release date; preemption is needed.
 
-    Source: ``specs/theory.md`` §10.
+    Source: our instance, docs/theory.md#instances.
 
     Instance: ``D0 = [[2, 0], [0, 0]]``, r = 0, w = 1; ``D1 = [[1, 0], [0, 1]]``, r = 1, w = 3.
 
-    Expected [D]: slotted OPT Σ w_j C_j = 9 (time-indexed MIP, T = 8 and 12): C0 sends in slots
-    1 and 3, C1 in slot 2, so ``C = (3, 2)``. In the slotted model "r = 1" means the first slot
-    a coflow may use is slot 2.
+    Expected (our computation): slotted OPT Σ w_j C_j = 9 (time-indexed MIP, T = 8 and 12): C0
+    sends in slots 1 and 3, C1 in slot 2, so ``C = (3, 2)``. In the slotted model "r = 1" means the
+    first slot a coflow may use is slot 2.
 
     Examples
     --------
@@ -592,7 +598,8 @@ def theory_r1() -> Instance:
 def coflowsim_micro(releases: Literal["file", "coflowsim"] = "file") -> Instance:
     """CoflowSim's micro-trace: 4 ports, 3 coflows, in MB and ms.
 
-    Source: ``specs/reference-simulators.md`` §1.2. The trace, in the coflow-benchmark format::
+    Source: CoflowSim (Chowdhury, github coflow/coflowsim), run by us on this trace;
+    docs/coflowsim-model.md#micro-trace. The trace, in the coflow-benchmark format::
 
         4 3
         1 0 1 0 1 1:1.0
@@ -606,7 +613,7 @@ def coflowsim_micro(releases: Literal["file", "coflowsim"] = "file") -> Instance
     5000, 10240 ms); ``"coflowsim"`` releases all three at 0, as CoflowSim's 10,240 ms epochs
     do (release = 10240·max(0, ceil(arrival/10240) − 1)).
 
-    Expected [spec, CoflowSim output; every coflow released at 0 and CCT measured from 0]:
+    Expected [CoflowSim's output; every coflow released at 0 and CCT measured from 0]:
     FIFO 8, 32, 104 (sum 144); SEBF the same; FAIR 32, 40, 104 (176); PFP 8, 32, 104 (144);
     DARK 8, 40, 120 (168). These are under ``"coflowsim"`` (CoflowSim quantises time into 8 ms
     steps and its FAIR is not max-min). With the file's releases the coflows never overlap, so
@@ -652,7 +659,8 @@ _COFLOWSIM_CCT = {
 def aalo_theorem_c11(n: int = 4, m: int = 2) -> Instance:
     """Thesis Theorem C.1.1's instance: uncoordinated schedulers are Ω(√n) from optimal.
 
-    Source: ``specs/aalo-hug-thesis-ch6-8.md`` §4.1 and AAL-16 (thesis L2993-2997).
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, Appendix C.1, Theorem C.1.1
+    (docs/examples.md#theorem-c11).
 
     Instance: ``m`` ports, ``n >= m`` coflows ``"C1".."Cn"``, all released at 0. Narrow coflow
     k (1 <= k <= m): one unit flow input k → output ``m − k + 1`` (0-indexed
@@ -660,7 +668,7 @@ def aalo_theorem_c11(n: int = 4, m: int = 2) -> Instance:
     ``(i, m − i + 1)``. Every flow uses the matching ``i → m − i + 1``, so the fabric splits into
     ``m`` independent unit "facilities".
 
-    Expected [derived in the spec]: the coordinated optimum runs the narrow coflows first (all
+    Expected (our arithmetic): the coordinated optimum runs the narrow coflows first (all
     at 1), then the wide ones one after another (at 2..n−m+1): Σ CCT = ``m + Σ_{j=2}^{n−m+1} j``;
     serving the wide coflows first costs ``(m − 1)(n − m)`` more. (n, m) = (4, 2): 7 vs 9;
     (9, 3): 30 vs 42; (16, 4): 94 vs 130; (100, 10): 4195 vs 5005.
@@ -689,7 +697,7 @@ def aalo_theorem_c11(n: int = 4, m: int = 2) -> Instance:
 def _aalo_c11_expected(n: int, m: int) -> dict[str, Any]:
     opt = m + sum(range(2, n - m + 2))
     return {
-        "source": f"{_AALO} §4.1, AAL-16 (thesis Theorem C.1.1, L2993-2997)",
+        "source": f"{_AALO} App. C.1, Theorem C.1.1",
         "labels": [f"C{k + 1}" for k in range(n)],
         "num_ports": m,
         "rho": [1.0] * n,
@@ -712,7 +720,7 @@ def _queue_low(size: float, first: float = 10.0, factor: float = 10.0) -> float:
 def aalo_identical(num_coflows: int = 10, size: float = 50.0) -> Instance:
     """Thesis App. C.2: N identical coflows, continuous vs discretised prioritisation.
 
-    Source: ``specs/aalo-hug-thesis-ch6-8.md`` §4.2, AAL-11 and AAL-12 (thesis L2999-3011).
+    Source: Chowdhury, PhD thesis, UC Berkeley 2015, Appendix C.2 (docs/examples.md#identical).
 
     Instance: a 1×1 fabric of capacity 1 MB per time unit (so a coflow of S MB takes
     ``f(S) = S`` alone); ``num_coflows`` coflows ``"C1".."CN"``, each one flow of ``size`` MB,
@@ -721,7 +729,7 @@ def aalo_identical(num_coflows: int = 10, size: float = 50.0) -> Instance:
     Expected (totals of CCTs, thesis formulas with D-CLAS's default queues ``Q_1^hi`` = 10 MB,
     ``E`` = 10, half-open ``[lo, hi)``): continuous CLAS is round robin, every coflow finishes
     at ``N·S``: ``T_cont = N² S``; D-CLAS with all coflows in queue ``[lo, hi)``:
-    ``T_disc = N² lo + N(N + 1)(S − lo)/2`` (fair sharing up to ``lo``, then FIFO). The spec's
+    ``T_disc = N² lo + N(N + 1)(S − lo)/2`` (fair sharing up to ``lo``, then FIFO). The
     table (lo = 10): (N, S) = (2, 20): 80 vs 70; (10, 10): 1000 vs 1000; (10, 50): 5000 vs 3200;
     (10, 100): 10000 vs 5950 (S = 100 is the limit of queue [10, 100)); (100, 100): 1,000,000 vs
     554,500. ``T_disc`` is reached exactly by strict priority across queues with FIFO inside a
@@ -753,7 +761,7 @@ def aalo_identical(num_coflows: int = 10, size: float = 50.0) -> Instance:
 def _aalo_identical_expected(n: int, size: float) -> dict[str, Any]:
     lo = _queue_low(size)
     return {
-        "source": f"{_AALO} §4.2, AAL-11/AAL-12 (thesis App. C.2, L2999-3011)",
+        "source": f"{_AALO} App. C.2; docs/examples.md#identical",
         "labels": [f"C{k + 1}" for k in range(n)],
         "num_ports": 1,
         "rho": [float(size)] * n,
@@ -776,10 +784,10 @@ def _aalo_identical_expected(n: int, size: float) -> dict[str, Any]:
 def coflex_fig2() -> Instance:
     """Coflex Fig. 2 (TC-CX-1..3, 5..7): two coflows on two links, with sizes.
 
-    Source: ``specs/coflex-yosemite.md`` §A.8 (CX:L86-107, CX:L163-212); sizes from TC-CX-7
-    [INFERRED in the spec].
+    Source: Wang, Ma, Li & Li, Coflex, IEEE INFOCOM 2017, Fig. 2-3, §II-C, §IV-B; the sizes
+    and stage values are ours (docs/examples.md#coflex-fig2).
 
-    The spec's two links are abstract. They are embedded here as **ingress ports 0 and 1**
+    The paper's two links are abstract. They are embedded here as **ingress ports 0 and 1**
     (link 1, link 2), every flow going to its own egress port (0..3), which carries only that
     flow and so never binds: egress loads equal the flows' sizes and the correlation vectors on
     the links, ρ and P* are unchanged.
@@ -825,7 +833,7 @@ def coflex_fig2() -> Instance:
 def coflex_theorem2(n: int = 3) -> Instance:
     """Coflex Theorem 2's instance (TC-CX-4): HUG's cap can waste almost all capacity.
 
-    Source: ``specs/coflex-yosemite.md`` §A.5 (Theorem 2) and TC-CX-4 (CX:L145-147).
+    Source: Coflex (IEEE INFOCOM 2017), §III-B, Theorem 2 (docs/examples.md#coflex-theorem2).
 
     Links 1..n are embedded as **ingress ports 0..n−1**, every flow going to its own egress
     port (see :func:`coflex_fig2`), so the fabric has ``3n − 2`` ports. Sizes equal the
@@ -864,7 +872,7 @@ def coflex_theorem2(n: int = 3) -> Instance:
 
 def _coflex_theorem2_expected(n: int) -> dict[str, Any]:
     return {
-        "source": f"{_COFLEX} §A.5 Theorem 2, TC-CX-4 (CX:L145-147)",
+        "source": f"{_COFLEX} §III-B, Theorem 2",
         "labels": [f"C{k}" for k in range(1, n + 2)],
         "num_ports": 3 * n - 2,
         "rho": [1.0] * (n + 1),
@@ -881,7 +889,8 @@ def _coflex_theorem2_expected(n: int) -> dict[str, Any]:
 def coflex_single_link(n: int = 3) -> Instance:
     """Coflex TC-CX-8: n coflows on one link; HUG reduces to max-min fairness.
 
-    Source: ``specs/coflex-yosemite.md`` TC-CX-8 (from CX:L75) [INFERRED in the spec].
+    Source: our instance after Coflex (IEEE INFOCOM 2017) §II-B
+    (docs/examples.md#coflex-single-link).
 
     Instance: a 1×1 fabric; coflow ``"Ck"`` (k = 1..n) is one flow of size k (the sizes are
     this module's choice, distinct so that the smallest Γ is unique), all released at 0.
@@ -912,7 +921,7 @@ def _coflex_single_link_expected(n: int) -> dict[str, Any]:
     half = [0.5 / n] * n
     half[0] += 0.5
     return {
-        "source": f"{_COFLEX} TC-CX-8 (CX:L75)",
+        "source": "docs/examples.md#coflex-single-link",
         "labels": [f"C{k}" for k in range(1, n + 1)],
         "num_ports": 1,
         "rho": [float(k) for k in range(1, n + 1)],
@@ -929,8 +938,8 @@ def _coflex_single_link_expected(n: int) -> dict[str, Any]:
 def yosemite_y_i1() -> Instance:
     """Yosemite's shared instance Y-I1 (TC-Y-1..3): weighted coflows on 2 hosts.
 
-    Source: ``specs/coflex-yosemite.md`` §B.8 [INFERRED in the spec: the paper has no numeric
-    example].
+    Source: our instance for Yosemite's Algorithms 1-3 (§IV-A, §IV-B, §V-A); the paper has no
+    numeric example (docs/examples.md#yosemite-y-i1).
 
     Instance (2×2, all at 0): ``"C1"``: in0 → out1 2, w = 1; ``"C2"``: in0 → out0 1 and
     in1 → out1 1, w = 2; ``"C3"``: in1 → out0 3, w = 3. Port loads (in0, in1, out0, out1):
@@ -963,7 +972,7 @@ def yosemite_y_i1() -> Instance:
 def yosemite_partial_capacity() -> Instance:
     """Yosemite TC-Y-4: Algorithm 3 (MADD on remaining capacity) with partial capacity.
 
-    Source: ``specs/coflex-yosemite.md`` TC-Y-4 [INFERRED in the spec].
+    Source: our instance for Yosemite's Algorithm 3 (§V-A) (docs/examples.md#yosemite-partial).
 
     Instance (2×2, both at 0): ``"X"``: in0 → out0 2 and in0 → out1 1 (loads in0 3, out0 2,
     out1 1); ``"Y"``: in1 → out1 1.
@@ -987,7 +996,8 @@ def yosemite_partial_capacity() -> Instance:
 def yosemite_single_port() -> Instance:
     """Yosemite TC-Y-5: Algorithm 1 on one port reduces to Smith's rule.
 
-    Source: ``specs/coflex-yosemite.md`` TC-Y-5 [INFERRED in the spec].
+    Source: our instance for Yosemite's Algorithm 1 (§IV-A)
+    (docs/examples.md#yosemite-single-port).
 
     Instance: ``m = 1``; ``"C1".."C3"`` with loads ``p = (3, 1, 2)`` and weights
     ``w = (1, 1, 4)``, all at 0.
@@ -1010,7 +1020,7 @@ def yosemite_single_port() -> Instance:
 def philae_thin_bypass() -> Instance:
     """Philae P-5: thin bypass vs pilot serialisation vs work conservation.
 
-    Source: ``specs/philae-coda.md`` P-5 [INFERRED in the spec; P:L174, P:L177-180].
+    Source: our instance for Philae's thin-coflow bypass (docs/examples.md#philae-thin-bypass).
 
     Instance (2×2, MB, 1 MB per time unit): ``"X"``: in0 → out0 1 MB and in1 → out1 1 MB, at 0.
 
@@ -1030,7 +1040,7 @@ def philae_thin_bypass() -> Instance:
 def philae_misordering() -> Instance:
     """Philae P-6: the cost of misordering two coflows on one port pair.
 
-    Source: ``specs/philae-coda.md`` P-6 (bound from P:L100).
+    Source: our instance for Philae's misordering analysis (docs/examples.md#philae-misordering).
 
     Instance (1×1, MB): ``"C1"``: 10 flows of 1 MB; ``"C2"``: 20 flows of 1 MB; both at 0.
 
@@ -1054,7 +1064,7 @@ def philae_misordering() -> Instance:
 def philae_queue_transit() -> Instance:
     """Philae P-8: Aalo's queue transit ("try and miss") vs oracle placement.
 
-    Source: ``specs/philae-coda.md`` P-8 [INFERRED in the spec; P:L24-31, P:L253].
+    Source: our instance for Philae's critique of Aalo (docs/examples.md#philae-queue-transit).
 
     Instance (1×1, MB, 1 MB per time unit): ``"A"`` and ``"B"``, one 30 MB flow each, both at
     0, A first in FIFO order. Aalo thresholds 10 MB, E = 10.
@@ -1078,7 +1088,7 @@ def philae_queue_transit() -> Instance:
 def philae_quantized_scf() -> Instance:
     """Philae P-9(a): queue-quantised SCF across two queues.
 
-    Source: ``specs/philae-coda.md`` P-9 [INFERRED in the spec; P:L158-160].
+    Source: our instance (docs/examples.md#philae-quantized-scf).
 
     Instance (1×1, MB, 1 MB per time unit): ``"C1"`` 5 MB (Q0) and ``"C2"`` 50 MB (Q1), both
     at 0.
@@ -1101,10 +1111,10 @@ def philae_quantized_scf() -> Instance:
 def philae_same_queue() -> Instance:
     """Philae P-9(b): two coflows in the same queue; FIFO is not SCF.
 
-    Source: ``specs/philae-coda.md`` P-9 [INFERRED in the spec; P:L158-160].
+    Source: our instance (docs/examples.md#philae-quantized-scf).
 
     Instance (1×1, MB, 1 MB per time unit): ``"C3"`` 60 MB and ``"C4"`` 20 MB, both in Q1. The
-    spec has C3 arrive "just before" C4; here both are released at 0 and C3 comes first in
+    example has C3 arrive "just before" C4; here both are released at 0 and C3 comes first in
     instance order, which is FIFO's tie-break.
 
     Expected: FIFO: C3 at 60, C4 at 80, average 70; SCF: C4 at 20, C3 at 80, average 50 (the
@@ -1124,9 +1134,9 @@ def philae_same_queue() -> Instance:
 def philae_contention() -> Instance:
     """Philae P-10: contention counting.
 
-    Source: ``specs/philae-coda.md`` P-10 (definitions P:L161, P:L177).
+    Source: our instance for Philae's contention count (docs/examples.md#philae-contention).
 
-    Instance (3×3, all at 0; sizes 1 MB, this module's choice, the spec gives none):
+    Instance (3×3, all at 0; sizes 1 MB, this module's choice):
     ``"A" = {s1 → r1}``, ``"B" = {s1 → r2, s3 → r2}``, ``"C" = {s2 → r2}``, i.e. 0-indexed
     A: 0 → 0; B: 0 → 1, 2 → 1; C: 1 → 1.
 
@@ -1153,7 +1163,7 @@ def philae_contention() -> Instance:
 def coda_pioneer_straggler() -> Instance:
     """CODA Fig. 3 (C-1): the cost of pioneers and stragglers.
 
-    Source: ``specs/philae-coda.md`` C-1 (C:L229-233, C:L250-258, C:L278, C:L297).
+    Source: Zhang et al., CODA, SIGCOMM 2016, §4.1, Fig. 3 (docs/examples.md#coda-fig3).
 
     Instance (1×1, all at 0): ``"C1"`` and ``"C2"``, each 10 flows of 0.1 time units on the
     one bottleneck; C1 has priority.
@@ -1227,7 +1237,7 @@ _R51 = {
 EXPECTED: dict[str, dict[str, Any]] = {
     "fig_1_1": _fig_1_1_expected(0.1),
     "fig_2_2": {
-        "source": f"{_VARYS} §8.8 (thesis Fig. 2.2, L619)",
+        "source": f"{_VARYS} §2.2.3, Fig. 2.2",
         "labels": ["C"],
         "num_ports": 3,
         "rho": [4.0],
@@ -1239,7 +1249,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 4.0,
     },
     "fig_2_3": {
-        "source": f"{_VARYS} §8.2 (thesis Fig. 2.3, L647-659)",
+        "source": f"{_VARYS} §2.3.4, Fig. 2.3",
         "labels": ["App-1", "App-2"],
         "num_ports": 1,
         "rho": [3.0, 1.0],
@@ -1255,7 +1265,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 5.0,
     },
     "fig_3_2": {
-        "source": f"{_VARYS} §8.3 (thesis Fig. 3.2, L744-754)",
+        "source": f"{_VARYS} §3.2, Fig. 3.2",
         "labels": ["C"],
         "num_ports": 3,
         "rho": [4.0],
@@ -1270,7 +1280,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     },
     "fig_4_6": _fig_4_6_expected(100),
     "fig_5_1": {
-        "source": f"{_VARYS} §8.5, R-5.1 [recon] (thesis Fig. 5.1, L1137-1146)",
+        "source": f"{_VARYS} §5.3, Fig. 5.1; reconstruction, docs/examples.md#fig-5-1",
         **_R51,
         "cct": {
             "fair": [4.0, 4.0],
@@ -1293,7 +1303,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "notes": "sff breaks the tie on in1 towards C2 (needed for the thesis's 3.5)",
     },
     "fig_5_1_deadline": {
-        "source": f"{_VARYS} §8.5, R-5.1 deadline variant [recon] (thesis L1139)",
+        "source": f"{_VARYS} §5.3, Fig. 5.1 with deadlines; docs/examples.md#fig-5-1",
         **_R51,
         "deadline": {
             "fair_met": [],
@@ -1305,7 +1315,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         },
     },
     "fig_5_3": {
-        "source": f"{_VARYS} §8.6, R-5.3 [recon] (thesis Fig. 5.3, L1237-1241)",
+        "source": f"{_VARYS} §5.5.3, Fig. 5.3; reconstruction, docs/examples.md#fig-5-3",
         "labels": ["C1", "C2"],
         "num_ports": 3,
         "rho": [4.0, 3.0],
@@ -1323,7 +1333,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 10.0,
     },
     "fig_b1": {
-        "source": f"{_VARYS} §6.3, R-B1 [recon] (thesis Fig. B.1, L2965-2977)",
+        "source": f"{_VARYS} App. B.2, Fig. B.1; reconstruction, docs/examples.md#fig-b-1",
         "labels": ["C1", "C2", "C3"],
         "num_ports": 2,
         "rho": [1.0, 1.0, 0.5],
@@ -1343,7 +1353,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "varys breaks the SEBF tie towards C1 and uses greedy backfill",
     },
     "fig_b2": {
-        "source": f"{_VARYS} §6.4, R-B2 [recon] (thesis Fig. B.2, L2979-2985)",
+        "source": f"{_VARYS} App. B.3, Fig. B.2; reconstruction, docs/examples.md#fig-b-2",
         "labels": ["C1", "C2"],
         "num_ports": 2,
         "rho": [2.0, 2.0],
@@ -1361,7 +1371,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "notes": "varys breaks the SEBF tie towards C1",
     },
     "anti_diagonal_1": {
-        "source": f"{_VARYS} §8.7 (reduction of Theorem B.1.1, L2959-2961)",
+        "source": f"{_VARYS} App. B.1, reduction in the proof of Theorem B.1.1",
         "labels": ["C1", "C2", "C3"],
         "num_ports": 2,
         "rho": [1.0, 3.0, 3.0],
@@ -1371,7 +1381,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 10.0,
     },
     "anti_diagonal_2": {
-        "source": f"{_VARYS} §8.7 (reduction of Theorem B.1.1, L2959-2961)",
+        "source": f"{_VARYS} App. B.1, reduction in the proof of Theorem B.1.1",
         "labels": ["C1", "C2", "C3"],
         "num_ports": 2,
         "rho": [3.0, 3.0, 1.0],
@@ -1381,7 +1391,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 12.0,
     },
     "theory_i1": {
-        "source": f"{_THEORY}, I1",
+        "source": f"{_THEORY} (theory_i1)",
         "labels": ["0"],
         "num_ports": 2,
         "rho": [4.0],
@@ -1392,7 +1402,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "lp_bounds": 4.0,
     },
     "theory_i2": {
-        "source": f"{_THEORY}, I2",
+        "source": f"{_THEORY} (theory_i2)",
         "labels": ["0", "1", "2"],
         "num_ports": 1,
         "rho": [3.0, 1.0, 2.0],
@@ -1404,7 +1414,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "order_sum_wc": {"pd": 19.0},
     },
     "theory_i3": {
-        "source": f"{_THEORY}, I3",
+        "source": f"{_THEORY} (theory_i3)",
         "labels": ["A", "B", "C"],
         "num_ports": 2,
         "rho": [1.0, 1.0, 1.0],
@@ -1418,7 +1428,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "order_sum_wc": {"pd": 5.0},
     },
     "theory_i4": {
-        "source": f"{_THEORY}, I4",
+        "source": f"{_THEORY} (theory_i4)",
         "labels": ["A", "B", "C"],
         "num_ports": 2,
         "rho": [1.0, 1.0, 1.0],
@@ -1431,7 +1441,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "order_sum_wc": {"a_first": 5.0},
     },
     "theory_r1": {
-        "source": f"{_THEORY}, R1",
+        "source": f"{_THEORY} (theory_r1)",
         "labels": ["0", "1"],
         "num_ports": 2,
         "rho": [2.0, 1.0],
@@ -1442,7 +1452,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "completion": {"opt_slotted": [3.0, 2.0]},
     },
     "coflowsim_micro": {
-        "source": "specs/reference-simulators.md §1.2",
+        "source": _COFLOWSIM_SOURCE,
         "labels": ["1", "2", "3"],
         "num_ports": 4,
         "rho": [8.0, 32.0, 80.0],
@@ -1455,7 +1465,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "at 0 (see coflowsim_micro_coflowsim); with the file's releases nothing overlaps",
     },
     "coflowsim_micro_coflowsim": {
-        "source": "specs/reference-simulators.md §1.2",
+        "source": _COFLOWSIM_SOURCE,
         "labels": ["1", "2", "3"],
         "num_ports": 4,
         "rho": [8.0, 32.0, 80.0],
@@ -1475,7 +1485,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "aalo_theorem_c11": _aalo_c11_expected(4, 2),
     "aalo_identical": _aalo_identical_expected(10, 50.0),
     "coflex_fig2": {
-        "source": f"{_COFLEX} §A.8 TC-CX-1..3, 5..7 (CX:L86-107, CX:L163-212)",
+        "source": f"{_COFLEX} Fig. 2-3, §II-C, §IV-B; docs/examples.md#coflex-fig2",
         "labels": ["A", "B"],
         "num_ports": 4,
         "rho": [1.0, 2.0],
@@ -1548,7 +1558,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "coflex_theorem2": _coflex_theorem2_expected(3),
     "coflex_single_link": _coflex_single_link_expected(3),
     "yosemite_y_i1": {
-        "source": f"{_COFLEX} §B.8 Y-I1, TC-Y-1..3",
+        "source": f"{_YOSEMITE} Alg. 1-3; our instance, docs/examples.md#yosemite-y-i1",
         "labels": ["C1", "C2", "C3"],
         "num_ports": 2,
         "rho": [2.0, 1.0, 3.0],
@@ -1578,7 +1588,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_wc": {"fluid": 17.0},
     },
     "yosemite_partial_capacity": {
-        "source": f"{_COFLEX} TC-Y-4",
+        "source": f"{_YOSEMITE} Alg. 3; our instance, docs/examples.md#yosemite-partial",
         "labels": ["X", "Y"],
         "num_ports": 2,
         "rho": [3.0, 1.0],
@@ -1589,7 +1599,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "rate": [2 / 3, 1 / 3, 2 / 3],
     },
     "yosemite_single_port": {
-        "source": f"{_COFLEX} TC-Y-5",
+        "source": f"{_YOSEMITE} Alg. 1; our instance, docs/examples.md#yosemite-single-port",
         "labels": ["C1", "C2", "C3"],
         "num_ports": 1,
         "rho": [3.0, 1.0, 2.0],
@@ -1602,7 +1612,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "second_best_sum_wc": 19.0,
     },
     "philae_thin_bypass": {
-        "source": f"{_PHILAE} P-5",
+        "source": f"{_PHILAE}philae-thin-bypass",
         "labels": ["X"],
         "num_ports": 2,
         "rho": [1.0],
@@ -1617,7 +1627,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 1.0,
     },
     "philae_misordering": {
-        "source": f"{_PHILAE} P-6",
+        "source": f"{_PHILAE}philae-misordering",
         "labels": ["C1", "C2"],
         "num_ports": 1,
         "rho": [10.0, 20.0],
@@ -1629,7 +1639,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 40.0,
     },
     "philae_queue_transit": {
-        "source": f"{_PHILAE} P-8",
+        "source": f"{_PHILAE}philae-queue-transit",
         "labels": ["A", "B"],
         "num_ports": 1,
         "rho": [30.0, 30.0],
@@ -1641,7 +1651,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 90.0,
     },
     "philae_quantized_scf": {
-        "source": f"{_PHILAE} P-9(a)",
+        "source": f"{_PHILAE}philae-quantized-scf",
         "labels": ["C1", "C2"],
         "num_ports": 1,
         "rho": [5.0, 50.0],
@@ -1653,7 +1663,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 60.0,
     },
     "philae_same_queue": {
-        "source": f"{_PHILAE} P-9(b)",
+        "source": f"{_PHILAE}philae-quantized-scf",
         "labels": ["C3", "C4"],
         "num_ports": 1,
         "rho": [60.0, 20.0],
@@ -1665,7 +1675,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "opt_sum_cct": 100.0,
     },
     "philae_contention": {
-        "source": f"{_PHILAE} P-10",
+        "source": f"{_PHILAE}philae-contention",
         "labels": ["A", "B", "C"],
         "num_ports": 3,
         "rho": [1.0, 2.0, 1.0],
@@ -1675,7 +1685,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "contention": [1, 2, 1],
     },
     "coda_pioneer_straggler": {
-        "source": f"{_PHILAE} C-1 (CODA Fig. 3)",
+        "source": "Zhang et al., CODA, SIGCOMM 2016, §4.1, Fig. 3",
         "labels": ["C1", "C2"],
         "num_ports": 1,
         "rho": [1.0, 1.0],

@@ -16,9 +16,9 @@ Generators
   (Varys' four short/long × narrow/wide bins, heavy-tailed sizes, Poisson arrivals at a given
   load); every coflow is an M×R shuffle, so it can be written in the coflow-benchmark format.
 - :func:`concurrent_open_shop`: diagonal coflows (flows ``i → i`` only), which are exactly
-  concurrent-open-shop instances (``specs/theory.md`` §1.3).
+  concurrent-open-shop instances (docs/theory.md#cos).
 - :func:`single_port`: ``m = 1`` and one flow per coflow, i.e. ``1||Σ w_j C_j``
-  (``specs/theory.md`` §1.4, F2).
+  (docs/theory.md#basic-facts, F2).
 
 Transformations
 ---------------
@@ -56,10 +56,10 @@ SeedLike = int | np.random.Generator | None
 
 FB_BIN_FRACTIONS: dict[str, float] = {"SN": 0.52, "LN": 0.16, "SW": 0.15, "LW": 0.17}
 """Share of coflows per Varys bin (short/long × narrow/wide) in Chowdhury's thesis, Table 5.3
-(``specs/varys-thesis-ch1-5.md`` §4.5). Short: longest flow < 5 MB. Narrow: at most 50 flows."""
+(§5.7.1; docs/varys.md#bins). Short: longest flow < 5 MB. Narrow: at most 50 flows."""
 
 # ---------------------------------------------------------------- fb_like calibration
-# Thresholds of the bins (thesis L1483): "short" = longest flow < 5 MB, "narrow" = <= 50 flows.
+# Thresholds of the bins (thesis §5.7.1): "short" = longest flow < 5 MB, "narrow" = <= 50 flows.
 _SHORT_MB = 5
 _NARROW_FLOWS = 50
 # Length (longest flow, whole MB) of a short coflow: 1..4 MB with the frequencies of the public
@@ -284,7 +284,7 @@ def concurrent_open_shop(
     Job ``j`` has an operation on machine ``i`` with probability ``density`` (at least one
     operation per job); the operation is the flow ``i → i``, which loads ingress ``i`` and
     egress ``i`` equally, so ports pair up into ``num_machines`` machines and the coflow problem
-    *is* the concurrent-open-shop problem (``specs/theory.md`` §1.3).
+    *is* the concurrent-open-shop problem (docs/theory.md#cos).
 
     Parameters
     ----------
@@ -347,7 +347,7 @@ def single_port(
     """Returns ``1||Σ w_j C_j``: one port (``m = 1``) and one flow ``0 → 0`` per coflow.
 
     On this instance Smith's rule (non-increasing ``w_j / p_j``) is optimal
-    (``specs/theory.md`` §1.4, F2).
+    (docs/theory.md#basic-facts, F2).
 
     Parameters
     ----------
@@ -448,8 +448,8 @@ def fb_like(
     """Returns a synthetic FB-like workload of M×R shuffles, in MB and ms.
 
     The generator is calibrated to the published marginals of the public Facebook coflow trace
-    (``FB2010-1Hr-150-0``; ``shared/data/README.md``) and of Chowdhury's thesis (Table 5.3,
-    ``specs/varys-thesis-ch1-5.md`` §4.5 and §7.4). It does not read the trace.
+    (``FB2010-1Hr-150-0``; the ``coflow/coflow-benchmark`` README) and of Chowdhury's thesis
+    (PhD thesis, UC Berkeley 2015: Table 5.3, §5.7.1, and Appendix A). It does not read the trace.
 
     **Bins.** Coflows are split by largest-remainder apportionment into Varys' four bins at
     the shares of :data:`FB_BIN_FRACTIONS` (SN 52%, LN 16%, SW 15%, LW 17%), then shuffled.
@@ -493,7 +493,7 @@ def fb_like(
         Offered load of the busiest port, as defined above; positive.
     capacity
         Capacity of every port in MB per ms; 0.125 is CoflowSim's 1 MiB per 8 ms
-        (``specs/reference-simulators.md`` §1.1), read as 1 MB per 8 ms.
+        (docs/coflowsim-model.md#units), read as 1 MB per 8 ms.
     seed
         Seed or generator.
 
@@ -638,7 +638,7 @@ def assign_deadlines(
 ) -> Instance:
     """Returns a copy of ``instance`` with Varys' random deadlines.
 
-    Following Chowdhury's thesis (L1485, L1560; ``specs/varys-thesis-ch1-5.md`` §4.6), coflow
+    Following Chowdhury's thesis (§5.7.1, §5.7.3; docs/varys.md#deadlines), coflow
     ``k`` gets the deadline (relative to its release)
 
     ``D_k = max(Γ_k · (1 + U_k), minimum)``, with ``U_k ~ U(0, x)`` independent,

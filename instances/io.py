@@ -22,11 +22,13 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from coflowlab.constants import MAX_PORTS, MAX_VALUE, MIN_VALUE
 from coflowlab.exceptions import InvalidInstanceError, TraceFormatError
 from coflowlab.instance import Instance
 
@@ -50,6 +52,7 @@ _INT = re.compile(r"-?[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WRITABLE_SIZE_UNITS = ("MB", "unit")
 _WRITABLE_TIME_UNITS = ("ms", "unit")
+_USE_FORMAT = f"use --format FORMAT to choose one of {', '.join(FORMATS)}"
 
 
 # ---------------------------------------------------------------------- shared helpers
@@ -64,8 +67,10 @@ class _Line:
     def error(self, field: str, reason: str) -> TraceFormatError:
         return TraceFormatError(reason, path=self.source, line=self.lineno, field=field)
 
-    def integer(self, index: int, field: str, minimum: int = 0) -> int:
-        """Token ``index`` as an integer ``>= minimum``."""
+    def integer(
+        self, index: int, field: str, minimum: int = 0, maximum: float | None = None
+    ) -> int:
+        """Token ``index`` as an integer ``>= minimum`` (and ``<= maximum`` if given)."""
         if index >= len(self.tokens):
             raise self.error(field, f"the line ends after {len(self.tokens)} tokens")
         token = self.tokens[index]
@@ -78,6 +83,10 @@ class _Line:
                 f"{value} is negative"
                 if minimum == 0
                 else f"must be at least {minimum}, got {value}",
+            )
+        if maximum is not None and value > maximum:
+            raise self.error(
+                field, f"{token} is beyond the supported maximum {maximum:g} (coflowlab.constants)"
             )
         return value
 
@@ -106,7 +115,12 @@ class _Line:
         if value <= 0:
             what = "zero" if value == 0 else "negative"
             raise self.error(field, f"MB is {what} ({token!r}); it must be positive")
+        if not MIN_VALUE <= value <= MAX_VALUE:
+            raise self.error(field, f"MB is {token}, {_RANGE}")
         return value
+
+
+_RANGE = f"outside the supported range [{MIN_VALUE:g}, {MAX_VALUE:g}] (coflowlab.constants)"
 
 
 def _out_of_range(port: int, num_ports: int) -> str:
@@ -140,10 +154,38 @@ def _read_text(path: PathLike) -> str:
 
 def atomic_write_text(path: PathLike, text: str) -> None:
     """Writes ``text`` to ``path`` through a temporary file in the same folder, so that a
-    failure leaves nothing half-written."""
+    failure leaves nothing half-written.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be written; the message names the target (never the temporary
+        file) and, when the folder is missing, that folder. The exception keeps the class of
+        the original (``FileNotFoundError``, ``PermissionError``, ...).
+    UnicodeEncodeError
+        If ``text`` cannot be encoded as UTF-8; nothing is written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     atomic_write_text(Path(d) / "a.txt", "x")
+    ...     atomic_write_text(Path(d) / "missing" / "a.txt", "x")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: cannot write .../missing/a.txt: the folder .../missing does not exist
+    """
     target = Path(path)
-    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    folder = target.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        error = NotADirectoryError if folder.exists() else FileNotFoundError
+        raise error(f"cannot write {target}: the folder {folder} {what}")
+    try:
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _write_error(exc, target) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -151,10 +193,22 @@ def atomic_write_text(path: PathLike, text: str) -> None:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _write_error(exc, target) from None
         raise
+
+
+def _write_error(exc: OSError, target: Path) -> OSError:
+    """``exc`` reworded to name the target instead of the temporary file; same class."""
+    reason = exc.strerror or str(exc)  # strerror has no file name in it
+    if target.is_dir():
+        reason = "it is a folder"
+    new = type(exc)(f"cannot write {target}: {reason}")
+    new.errno = exc.errno
+    return new
 
 
 def _check_capacity(capacity: float) -> float:
@@ -164,7 +218,23 @@ def _check_capacity(capacity: float) -> float:
     cap = float(capacity)
     if not (np.isfinite(cap) and cap > 0):
         raise ValueError(f"capacity must be positive and finite, got {capacity!r}")
+    if not MIN_VALUE <= cap <= MAX_VALUE:
+        raise ValueError(f"capacity {capacity!r} is {_RANGE}")
     return cap
+
+
+def check_num_ports(num_ports: int | None) -> int | None:
+    """Validates a reader's ``num_ports`` argument (the command line's ``--ports``)."""
+    if num_ports is not None and (
+        isinstance(num_ports, bool)
+        or not isinstance(num_ports, int | np.integer)
+        or not 1 <= num_ports <= MAX_PORTS
+    ):
+        raise ValueError(
+            f"the number of ports (--ports) must be an integer in 1..{MAX_PORTS}, got "
+            f"{num_ports!r}"
+        )
+    return None if num_ports is None else int(num_ports)
 
 
 def _check_writable(instance: Instance, fmt: str) -> None:
@@ -177,7 +247,7 @@ def _check_writable(instance: Instance, fmt: str) -> None:
     if units.size not in _WRITABLE_SIZE_UNITS or units.time not in _WRITABLE_TIME_UNITS:
         raise InvalidInstanceError(
             f"{fmt} format: sizes are MB and times ms, but the instance uses {units.size} and "
-            f"{units.time}; convert it first (scale_sizes / scale_time)"
+            f"{units.time}; convert its units first"
         )
     for side in ("ingress", "egress"):
         cap = np.asarray(getattr(instance.fabric, f"{side}_capacity"))
@@ -198,7 +268,7 @@ def _check_writable(instance: Instance, fmt: str) -> None:
         if not _UINT.fullmatch(label):
             raise InvalidInstanceError(
                 f"{where}: the label is the coflow id and must be a non-negative integer; "
-                "relabel with instance.replace(coflow_label=...)"
+                "relabel the coflows first"
             )
         if int(label) in labels:
             raise InvalidInstanceError(
@@ -208,7 +278,7 @@ def _check_writable(instance: Instance, fmt: str) -> None:
         if instance.coflow_weight[k] != 1:
             raise InvalidInstanceError(
                 f"{where}: weight is {float(instance.coflow_weight[k])!r}, but the format has "
-                "no weights (all are 1); use instance.replace(coflow_weight=1) to drop them"
+                "no weights (all are 1); set every weight to 1 first"
             )
         if np.isfinite(instance.coflow_deadline[k]):
             raise InvalidInstanceError(f"{where}: the format cannot hold a deadline")
@@ -240,10 +310,11 @@ def _parse_json(text: str, source: str | None = None) -> Instance:
         ) from None
     try:
         return Instance.from_dict(doc)
-    except (InvalidInstanceError, TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise TraceFormatError(
-            f"not a valid coflowlab instance: {exc}", path=source, field="json"
-        ) from None
+    except InvalidInstanceError as exc:
+        # the message starts with the JSON path, which the error shows as its field
+        field = exc.field or "json"
+        reason = str(exc).removeprefix(f"{field}: ")
+        raise TraceFormatError(reason, path=source, field=field) from None
 
 
 def read_json(path: PathLike) -> Instance:
@@ -324,33 +395,118 @@ def _looks_like_sincronia(tokens: list[str]) -> bool:
     )
 
 
-def _detect(text: str, source: str | None) -> str:
+def read_header(line: _Line) -> tuple[int, int]:
+    """``(num_ports, num_coflows)`` of a trace header line ``<num_ports> <num_coflows>``."""
+    if len(line.tokens) != 2:
+        shown = " ".join(line.tokens)
+        raise line.error("header", f"expected '<num_ports> <num_coflows>', got {shown!r}")
+    m = line.integer(0, "num_ports", minimum=1, maximum=MAX_PORTS)
+    n = line.integer(1, "num_coflows")
+    if n == 0:
+        raise line.error(
+            "num_coflows", "the header declares 0 coflows; an instance needs at least one"
+        )
+    return m, n
+
+
+def trace_header(
+    lines: list[str], num_ports: int | None, source: str | None
+) -> tuple[int, int | None, int]:
+    """``(num_ports, num_coflows or None, index of the first coflow line)`` of a trace file
+    whose first line is the header ``<num_ports> <num_coflows>`` or, when ``num_ports`` is
+    given (``--ports``), may be the first coflow line."""
+    first = _Line(lines[0].split(), source, 1)
+    if len(first.tokens) == 2:
+        m, n = read_header(first)
+        if num_ports is not None and num_ports != m:
+            raise first.error(
+                "num_ports", f"the header declares {m} ports, but --ports {num_ports} was given"
+            )
+        return m, n, 1
+    if len(first.tokens) > 2 and all(_INT.fullmatch(t) for t in first.tokens[:2]):
+        if num_ports is not None:
+            return num_ports, None, 0
+        raise first.error(
+            "header",
+            "no header line '<num_ports> <num_coflows>' (the line looks like a coflow); a "
+            "header-less file, such as Sincronia's copy of the trace, needs the number of "
+            "ports: pass --ports N",
+        )
+    return (*read_header(first), 1)  # one token: read_header says what is wrong
+
+
+def trace_instance_error(
+    exc: InvalidInstanceError,
+    source: str | None,
+    start: int,
+    flow_coflow: np.ndarray,
+    flow_field: Callable[[int, int], str],
+) -> TraceFormatError:
+    """``exc``, raised while building a trace's instance, as a file error naming the line and
+    field: coflow ``k`` is on line ``start + k + 1``, and flow ``e`` (the ``i``-th of its
+    coflow) is the field ``flow_field(k, i)``."""
+    if exc.index is not None and exc.field in ("flow_size", "flow_release"):
+        e = exc.index
+        k = int(flow_coflow[e])
+        i = e - int(np.searchsorted(flow_coflow, k))  # the reader's flows are grouped by coflow
+        field = flow_field(k, i) if exc.field == "flow_size" else "arrival_ms"
+    elif exc.index is not None and exc.field in ("coflow_release", "coflow_label"):
+        k = exc.index
+        field = "arrival_ms" if exc.field == "coflow_release" else "coflow_id"
+    else:
+        return TraceFormatError(f"invalid instance: {exc}", path=source)
+    return TraceFormatError(str(exc), path=source, line=start + k + 1, field=field)
+
+
+def _detect(text: str, source: str | None, **kw: Any) -> str:
     if text.lstrip()[:1] == "{":
         return "json"
-    lines = text.split("\n")  # line numbers count "\n" only; split() drops any "\r"
-    first = lines[0].split() if lines else []
+    lines, end = _content_lines(text, source)
+    first = lines[0].split()
     index = 1 if len(first) == 2 else 0  # a 2-token first line is a header
-    if index >= len(lines) or not lines[index].split():
+    if index >= end:  # a header and nothing after it
+        _, n = read_header(_Line(first, source, 1))
         raise TraceFormatError(
-            "cannot detect the format: no coflow line found",
+            f"the header declares {n} coflows, but the file has no coflow line",
             path=source,
-            line=index + 1,
-            field="format",
+            line=1,
+            field="num_coflows",
         )
     tokens = lines[index].split()
     checks = (("benchmark", _looks_like_benchmark), ("sincronia", _looks_like_sincronia))
     found = [name for name, matches in checks if matches(tokens)]
-    if len(found) != 1:
-        why = "matches both" if found else "matches neither"
+    if len(found) == 1:
+        return found[0]
+    # Neither structure matches: the closest format is the one whose reader explains best
+    # what is wrong. A benchmark line always has a 'loc:MB' token and a Sincronia line never
+    # does, so that token decides; its reader's error (line, field) is then the precise one.
+    closest, why = (
+        ("benchmark", "a 'loc:MB' token")
+        if any(":" in t for t in tokens)
+        else ("sincronia", "no 'loc:MB' token")
+    )
+    from .benchmark import parse_benchmark
+    from .sincronia import parse_sincronia
+
+    parse = parse_benchmark if closest == "benchmark" else parse_sincronia
+    try:
+        parse(text, source=source, **_reader_keywords(closest, kw))
+    except TraceFormatError as exc:
         raise TraceFormatError(
-            f"cannot detect the format: the first coflow line {why} the benchmark structure "
-            "'id arrival M map*M R loc:MB*R' and the Sincronia structure "
-            "'id arrival nflows nsrc ndst (src dst size)*nflows'; pass format=",
+            f"{exc.reason} (the format is not recognized; read as {closest}, the closest "
+            f"format: line {index + 1} has {why}; {_USE_FORMAT})",
             path=source,
-            line=index + 1,
-            field="format",
-        )
-    return found[0]
+            line=exc.line,
+            field=exc.field,
+        ) from None
+    return closest
+
+
+def _reader_keywords(fmt: str, kw: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of ``kw`` that ``fmt``'s reader takes (all: sincronia, benchmark)."""
+    if fmt == "benchmark":
+        return {k: v for k, v in kw.items() if k != "check_counts"}
+    return dict(kw)
 
 
 def detect_format(path: PathLike) -> str:
@@ -370,7 +526,10 @@ def detect_format(path: PathLike) -> str:
 
     The two structures exclude each other (a benchmark line always has a ``loc:MB`` token, a
     Sincronia line never does), so detection only fails when neither matches. Only the first
-    coflow line is examined; the reader then validates the whole file.
+    coflow line is examined; the reader then validates the whole file. When neither matches,
+    the file is read as the closest format (benchmark if that line has a ``loc:MB`` token,
+    else Sincronia) and that reader's precise error is raised, with a hint to choose the format
+    with ``--format``.
 
     Parameters
     ----------
@@ -380,7 +539,8 @@ def detect_format(path: PathLike) -> str:
     Raises
     ------
     TraceFormatError
-        If the format cannot be detected; pass ``format=`` to :func:`read_instance` then.
+        If the format cannot be detected: the error of the closest format's reader (its line
+        and field), saying that the format was not recognized.
 
     Examples
     --------
@@ -396,11 +556,13 @@ def detect_format(path: PathLike) -> str:
 
 def _check_format(format: str) -> str:
     if format not in FORMATS:
-        raise ValueError(f"unknown format {format!r}; expected one of {FORMATS}")
+        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     return format
 
 
-def read_instance(path: PathLike, format: str | None = None, **kw: Any) -> Instance:
+def read_instance(
+    path: PathLike, format: str | None = None, *, num_ports: int | None = None, **kw: Any
+) -> Instance:
     """Reads an instance file in any format of :data:`FORMATS`.
 
     Parameters
@@ -410,8 +572,12 @@ def read_instance(path: PathLike, format: str | None = None, **kw: Any) -> Insta
     format
         One of :data:`FORMATS`, or ``None`` to detect it with the rule of
         :func:`detect_format`.
+    num_ports
+        The number of ports, needed for a trace file without a header line (the command
+        line's ``--ports``). For a file that states it (a trace header, a JSON fabric), it
+        must agree.
     **kw
-        Passed to the format's reader: ``capacity`` and ``num_ports`` for
+        Passed to the format's reader: ``capacity`` for
         :func:`~coflowlab.instances.benchmark.read_benchmark`, ``capacity`` and
         ``check_counts`` for :func:`~coflowlab.instances.sincronia.read_sincronia`; none for
         JSON (a keyword there raises :class:`TypeError`).
@@ -442,13 +608,23 @@ def read_instance(path: PathLike, format: str | None = None, **kw: Any) -> Insta
 
     text = _read_text(path)
     source = str(path)
-    fmt = _detect(text, source) if format is None else _check_format(format)
+    if num_ports is not None:
+        kw["num_ports"] = num_ports
+    fmt = _detect(text, source, **kw) if format is None else _check_format(format)
     if fmt == "json":
+        kw.pop("num_ports", None)
         if kw:
             raise TypeError(f"read_json() takes no keyword arguments, got {sorted(kw)}")
-        return _parse_json(text, source)
+        inst = _parse_json(text, source)
+        if num_ports is not None and num_ports != inst.num_ports:
+            raise TraceFormatError(
+                f"the file's fabric has {inst.num_ports} ports, but --ports {num_ports} was given",
+                path=source,
+                field="fabric.num_ports",
+            )
+        return inst
     if fmt == "benchmark":
-        return parse_benchmark(text, source=source, **kw)
+        return parse_benchmark(text, source=source, **_reader_keywords(fmt, kw))
     return parse_sincronia(text, source=source, **kw)
 
 
@@ -488,8 +664,8 @@ def write_instance(instance: Instance, path: PathLike, format: str | None = None
     if format is None:
         if Path(path).suffix.lower() != ".json":
             raise ValueError(
-                f"cannot infer the format of {str(path)!r} from its suffix; pass format= "
-                f"(one of {FORMATS})"
+                f"cannot infer the format of {str(path)!r} from its suffix (only .json means "
+                f"JSON); {_USE_FORMAT}"
             )
         format = "json"
     fmt = _check_format(format)

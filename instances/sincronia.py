@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from coflowlab.constants import MAX_VALUE
 from coflowlab.exceptions import InvalidInstanceError, TraceFormatError
 from coflowlab.instance import Fabric, Instance, Units
 
@@ -27,6 +28,9 @@ from .io import (
     _out_of_range,
     _read_text,
     atomic_write_text,
+    check_num_ports,
+    trace_header,
+    trace_instance_error,
 )
 
 __all__ = [
@@ -100,7 +104,7 @@ def _coflow(line: _Line, raw: str, num_ports: int, check_counts: bool) -> np.nda
                 raise line.error(
                     field,
                     f"declares {declared} {side}, but the flows have {actual} distinct ones "
-                    "(pass check_counts=False to ignore the declared counts)",
+                    "(use --ignore-counts to read the file anyway)",
                 )
     return flows
 
@@ -110,6 +114,7 @@ def parse_sincronia(
     *,
     capacity: float = SINCRONIA_CAPACITY,
     check_counts: bool = True,
+    num_ports: int | None = None,
     source: str | None = None,
 ) -> Instance:
     """Parses Sincronia-format text; :func:`read_sincronia` does the same for a file.
@@ -118,7 +123,7 @@ def parse_sincronia(
     ----------
     text
         The whole file's text.
-    capacity, check_counts
+    capacity, check_counts, num_ports
         As for :func:`read_sincronia`.
     source
         Name of the text's origin for error messages (the path); ``None`` for ``<text>``.
@@ -137,30 +142,28 @@ def parse_sincronia(
     (('7',), array([5000.]), array([4.]))
     """
     cap = _check_capacity(capacity)
+    num_ports = check_num_ports(num_ports)
     lines, end = _content_lines(text, source)
-    header = _Line(lines[0].split(), source, 1)
-    if len(header.tokens) != 2:
-        raise header.error(
-            "header", f"expected '<num_ports> <num_coflows>', got {lines[0].strip()!r}"
+    m, declared, start = trace_header(lines, num_ports, source)
+    if declared is not None and end - start != declared:
+        raise TraceFormatError(
+            f"the header declares {declared} coflows, but the file has {end - start} coflow lines",
+            path=source,
+            line=1,
+            field="num_coflows",
         )
-    m = header.integer(0, "num_ports", minimum=1)
-    n = header.integer(1, "num_coflows", minimum=1)
-    if end - 1 != n:
-        raise header.error(
-            "num_coflows",
-            f"the header declares {n} coflows, but the file has {end - 1} coflow lines",
-        )
+    n = end - start
 
     labels: list[str] = []
     arrivals: list[int] = []
     blocks: list[np.ndarray] = []
     first_line: dict[int, int] = {}
-    for i in range(1, end):
+    for i in range(start, end):
         line = _Line(lines[i].split(), source, i + 1)
         if not line.tokens:
             raise line.error("coflow_id", "blank line (expected a coflow)")
         coflow_id = line.integer(0, "coflow_id")
-        arrival = line.integer(1, "arrival_ms")
+        arrival = line.integer(1, "arrival_ms", maximum=MAX_VALUE)
         blocks.append(_coflow(line, lines[i], m, check_counts))
         if coflow_id in first_line:
             raise line.error(
@@ -172,10 +175,11 @@ def parse_sincronia(
         arrivals.append(arrival)
 
     flows = np.concatenate(blocks)
+    coflow = np.repeat(np.arange(n, dtype=np.int64), [len(b) for b in blocks])
     try:
         return Instance(
             Fabric(m, cap, cap),
-            np.repeat(np.arange(n, dtype=np.int64), [len(b) for b in blocks]),
+            coflow,
             flows[:, 0],
             flows[:, 1],
             flows[:, 2].astype(float),
@@ -185,11 +189,17 @@ def parse_sincronia(
             units=Units(size="MB", time="ms"),
         )
     except InvalidInstanceError as exc:
-        raise TraceFormatError(f"invalid instance: {exc}", path=source) from None
+        raise trace_instance_error(
+            exc, source, start, coflow, lambda k, i: f"size_{i + 1}"
+        ) from None
 
 
 def read_sincronia(
-    path: PathLike, *, capacity: float = SINCRONIA_CAPACITY, check_counts: bool = True
+    path: PathLike,
+    *,
+    capacity: float = SINCRONIA_CAPACITY,
+    check_counts: bool = True,
+    num_ports: int | None = None,
 ) -> Instance:
     """Reads a file in Sincronia's flow-level format.
 
@@ -209,6 +219,10 @@ def read_sincronia(
         destinations of the coflow's flows (the generator writes them so). Some published
         traces break this; ``False`` ignores the declared counts (:func:`write_sincronia`
         then writes the true ones).
+    num_ports
+        Number of ports of a file *without* the header line (the command line's ``--ports``);
+        a missing header is an error unless this is given. If the file has a header, its port
+        count must equal ``num_ports``.
 
     Returns
     -------
@@ -237,7 +251,11 @@ def read_sincronia(
     (2, array([8.]))
     """
     return parse_sincronia(
-        _read_text(path), capacity=capacity, check_counts=check_counts, source=str(path)
+        _read_text(path),
+        capacity=capacity,
+        check_counts=check_counts,
+        num_ports=num_ports,
+        source=str(path),
     )
 
 

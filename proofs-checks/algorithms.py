@@ -21,6 +21,7 @@ from coflowlab.approximations import METHODS as APPROXIMATIONS
 from coflowlab.exceptions import InvalidInstanceError, ModelTooLargeError
 from coflowlab.formulations import METHODS as FORMULATIONS
 from coflowlab.heuristics import POLICIES, make_policy
+from coflowlab.registry import Family
 from coflowlab.solution import Solution, SolutionKind
 from coflowlab.time_models import TimeModel
 
@@ -36,10 +37,6 @@ __all__ = [
 
 DECLINED: tuple[type[Exception], ...] = (InvalidInstanceError, ModelTooLargeError)
 """Errors by which a method says an instance is outside its scope (not a failure)."""
-
-# Deadline methods maximize the number of coflows on time; their Σ w C is not an objective,
-# so they join the feasibility suite but not the OPT comparisons.
-_MAXIMIZING = ("deadline-fluid", "deadline-slotted")
 
 
 @dataclass(frozen=True)
@@ -71,12 +68,12 @@ class Algorithm:
 
 
 def _offline(name: str, entry: Any, family: str, **kwargs: Any) -> Algorithm:
-    func = entry.function()
+    func = entry.load()
 
     def run(instance: cl.Instance) -> Solution:
         return func(instance, **kwargs)
 
-    return Algorithm(name, family, entry.model, entry.kind, run)
+    return Algorithm(name, family, entry.model, SolutionKind(entry.family.value), run)
 
 
 def _online(name: str) -> Algorithm:
@@ -91,16 +88,14 @@ def exact_methods() -> list[Algorithm]:
     return [
         _offline(name, e, "formulation")
         for name, e in FORMULATIONS.items()
-        if e.kind is SolutionKind.EXACT and name not in _MAXIMIZING
+        if e.family is Family.EXACT and not e.maximize
     ]
 
 
 def lower_bounds() -> list[Algorithm]:
     """Relaxations and combinatorial bounds (their value is a lower bound on OPT)."""
     return [
-        _offline(name, e, "formulation")
-        for name, e in FORMULATIONS.items()
-        if e.kind in (SolutionKind.RELAXATION, SolutionKind.BOUND)
+        _offline(name, e, "formulation") for name, e in FORMULATIONS.items() if e.is_lower_bound
     ]
 
 
@@ -121,6 +116,6 @@ def schedulers() -> list[Algorithm]:
     exact = [
         _offline(name, e, "formulation")
         for name, e in FORMULATIONS.items()
-        if e.kind is SolutionKind.EXACT
+        if e.family is Family.EXACT
     ]
     return exact + approximations() + heuristics()

@@ -107,7 +107,7 @@ def matrix_instances(
     ----------
     min_ports, max_ports, min_coflows, max_coflows
         Ranges of the number of ports ``m`` and coflows ``n`` (``max_ports=1``: one port,
-        the problem ``1||Σ w C`` of theory F2).
+        the problem ``1||Σ w C`` of docs/theory.md#f2).
     density
         Probability that an entry of a coflow's ``m × m`` demand matrix is a flow (each entry
         independently; a coflow that draws none gets one entry drawn uniformly).
@@ -122,7 +122,7 @@ def matrix_instances(
         index, which loses no generality for the properties checked (they permute coflows
         explicitly where the order matters).
     diagonal
-        Only flows ``i → i``: the concurrent open shop on ``m`` machines (theory §1.3).
+        Only flows ``i → i``: the concurrent open shop on ``m`` machines (docs/theory.md#cos).
     capacities
         Per-port capacities drawn from ``{0.5, 1, 2}`` instead of 1.
 
@@ -205,7 +205,9 @@ def benchmark_instances(
     mb = (
         st.integers(1, 5000).map(float)
         if integral_mb
-        else st.floats(0.001, 1e4, allow_nan=False, allow_infinity=False)
+        # at least 0.1: with releases up to 1e5 ms the transfer time of the smallest flow
+        # stays within MAX_TIME_RATIO of the time span (coflowlab.constants)
+        else st.floats(0.1, 1e4, allow_nan=False, allow_infinity=False)
     )
     coflows = []
     for k in range(n):
@@ -235,12 +237,16 @@ def sincronia_instances(
     m = draw(st.integers(1, max_ports))
     n = draw(st.integers(1, max_coflows))
     ids = draw(st.lists(st.integers(0, 10**6), min_size=n, max_size=n, unique=True))
+    # sizes span at most six decimal orders (MAX_TIME_RATIO in coflowlab.constants), from a
+    # drawn magnitude up to int32
+    low = draw(st.sampled_from([1, 2**12, 2**25]))
+    high = min(low * 10**6, 2**31 - 1)
     coflows = []
     for k in range(n):
         flows = draw(
             st.lists(
                 st.tuples(
-                    st.integers(0, m - 1), st.integers(0, m - 1), st.integers(1, 2**31 - 1)
+                    st.integers(0, m - 1), st.integers(0, m - 1), st.integers(low, high)
                 ).map(lambda t: (t[0], t[1], float(t[2]))),
                 min_size=1,
                 max_size=6,
@@ -273,14 +279,19 @@ class InvalidCase:
     field: str | None = None
 
 
-_BAD_SIZES = [-1.0, 0.0, -0.5, math.nan, math.inf, -math.inf]
+# 1e300 and 1e-9 are finite but outside coflowlab.constants' [MIN_VALUE, MAX_VALUE]
+_BAD_SIZES = [-1.0, 0.0, -0.5, math.nan, math.inf, -math.inf, 1e300, 1e-9]
 _BAD_TIMES = [-1.0, -0.25, math.nan, math.inf]  # releases and weights must be finite and >= 0
 _BAD_DEADLINES = [0.0, -1.0, math.nan]  # inf means "no deadline" and is valid
-_BAD_CAPACITIES = [0.0, -1.0, math.nan, math.inf]
+_BAD_CAPACITIES = [0.0, -1.0, math.nan, math.inf, 1e13, 1e-7]
 
 
 def _size_msg(x: float) -> str:
-    return "is NaN" if math.isnan(x) else r"is .* \(must be positive and finite\)"
+    if math.isnan(x):
+        return "is NaN"
+    if math.isfinite(x) and x > 0:
+        return r"is .*, outside the supported range"
+    return r"is .* \(must be positive and finite\)"
 
 
 @st.composite
@@ -289,7 +300,7 @@ def invalid_instances(draw: st.DrawFn) -> InvalidCase:
     public constructors (``Instance.replace``, ``Fabric``, ``Instance``); the case says which
     :class:`~coflowlab.InvalidInstanceError` message (field and index) must result.
 
-    Kinds: a size that is negative, zero, NaN or ±inf; an unknown ingress or egress port
+    Kinds: a size that is negative, zero, NaN, ±inf or outside [1e-6, 1e12]; an unknown port
     (``m`` or beyond, or negative); a capacity that is zero, negative, NaN or inf; a coflow
     release or weight that is negative, NaN or inf; a deadline that is zero, negative or NaN;
     a flow released before its coflow; a dependency on itself, on an unknown coflow, or a
@@ -350,7 +361,8 @@ def invalid_instances(draw: st.DrawFn) -> InvalidCase:
             f"{side} port {p} capacity = {bad!r}",
             lambda: cl.Fabric(m, **kwargs),
             InvalidInstanceError,
-            rf"fabric: {side} port {p}: capacity is .* \(must be positive and finite\)",
+            rf"fabric: {side} port {p}: capacity is .* "
+            r"(\(must be positive and finite\)|, outside the supported range)",
         )
     if kind in ("release", "weight", "deadline"):
         k = draw(st.integers(0, n - 1))
@@ -442,7 +454,7 @@ def malformed_benchmark(draw: st.DrawFn) -> InvalidCase:
         )
     )
     if kind == "arrival":
-        bad, fld = draw(st.sampled_from(["-3", "1.5", "x"])), "arrival_ms"
+        bad, fld = draw(st.sampled_from(["-3", "1.5", "x", str(10**13)])), "arrival_ms"
         new, idx = bad, 1
     elif kind == "mappers":
         new, idx, fld = "0", 2, "num_mappers"
@@ -457,7 +469,7 @@ def malformed_benchmark(draw: st.DrawFn) -> InvalidCase:
             new, fld = f"{draw(st.sampled_from([m, m + 5, -1]))}:{mb}", f"red_loc_{j + 1}"
         elif kind == "mb":
             new, fld = (
-                f"{loc}:{draw(st.sampled_from(['0', '-2.5', 'nan', 'inf', 'ab']))}",
+                f"{loc}:{draw(st.sampled_from(['0', '-2.5', 'nan', 'inf', 'ab', '1e300']))}",
                 (f"MB_{j + 1}"),
             )
         else:
@@ -507,8 +519,8 @@ def malformed_sincronia(draw: st.DrawFn) -> InvalidCase:
     nflows = int(tokens[2])
     kind = draw(st.sampled_from(["arrival", "nflows", "src", "dst", "size", "nsrc", "dup_id"]))
     j = draw(st.integers(0, nflows - 1))
-    if kind == "arrival":
-        new, idx, fld = "-4", 1, "arrival_ms"
+    if kind == "arrival":  # negative, or beyond coflowlab.constants.MAX_VALUE
+        new, idx, fld = draw(st.sampled_from(["-4", str(10**13)])), 1, "arrival_ms"
     elif kind == "nflows":
         new, idx, fld = "0", 2, "num_flows"
     elif kind in ("src", "dst"):

@@ -1,19 +1,20 @@
-"""Lower bounds (theory §9 P1, P2): every registered relaxation and bound, and the primal-dual
-dual, is at most the proven fluid optimum, and the relaxations are ordered as their modules
-document.
+"""Lower bounds (docs/theory.md#properties, P1, P2): every registered relaxation and bound, and the
+primal-dual dual, is at most the proven fluid optimum, and the relaxations are ordered as their
+modules document.
 
 The chain tested (each link within :data:`coflowlab.solution.OBJECTIVE_RTOL`):
 
     dual(PD) ≤ parallel-lp ≤ lp-ov ≤ lp-ov-binary = OPT_COS ≤ OPT_fluid ≤ OPT_slotted
 
-(theory §3.3, §3.2, §5.2, §1.3, §1.2). ``parallel-lp ≤ lp-ov`` is the statement "LP-OV implies
-the parallel inequalities" (theory §5.2; ``lp_ov.solve_lp_ov`` Notes), which concerns the
-spec's inequalities with ``r(S) = 0``. ``parallel-lp`` by default adds release-shifted cuts
-(``r(S) = min_{j∈S} r_j``, its module docstring), which LP-OV does not imply: with release
-dates the chain therefore uses ``parallel-lp(release_cuts=False)``, and separately checks that
-the shifted form is at least the plain one and still ≤ OPT. ``lp-ov-binary`` is compared
-with an independent enumeration of coflow orders: its docstring states its value is
-``min_σ Σ_k w_k max(e_k, max_{v ∈ k} T_v(k))`` (OPT_COS without release dates).
+(docs/theory.md#primal-dual, #parallel-lp, #lp-ov, #cos, #time-models). ``parallel-lp ≤ lp-ov`` is
+the statement "LP-OV implies the parallel inequalities" (docs/theory.md#lp-ov;
+``lp_ov.solve_lp_ov`` Notes), which concerns the basic form's inequalities with ``r(S) = 0``.
+``parallel-lp`` by default adds release-shifted cuts (``r(S) = min_{j∈S} r_j``, its module
+docstring), which LP-OV does not imply: with release dates the chain therefore uses
+``parallel-lp(release_cuts=False)``, and separately checks that the shifted form is at least the
+plain one and still ≤ OPT. ``lp-ov-binary`` is compared with an independent enumeration of coflow
+orders: its docstring states its value is ``min_σ Σ_k w_k max(e_k, max_{v ∈ k} T_v(k))`` (OPT_COS
+without release dates).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def fluid_opt(inst: cl.Instance) -> float:
 def cos_enumerated(inst: cl.Instance) -> float:
     """``min`` over coflow orders of ``Σ_k w_k max(e_k, max_{v: p[k,v] > 0} T_v(k))`` with
     ``T_v(k)`` the time on port ``v`` of ``k`` and the coflows before it and ``e_k = r_k + ρ_k``
-    (OPT of the ports' concurrent open shop without release dates, theory §1.3)."""
+    (OPT of the ports' concurrent open shop without release dates, docs/theory.md#cos)."""
     p = np.asarray(inst.port_time)
     floor = np.asarray(inst.coflow_release) + p.max(axis=1)
     w = np.asarray(inst.coflow_weight)
@@ -119,11 +120,11 @@ _small = dict(max_ports=3, max_coflows=4, max_flows_per_coflow=3, capacities=Tru
     )
 )
 def test_every_lower_bound_is_at_most_opt(alg, inst):
-    """P1 (theory §9; §2.3 interval LP, §3.2 parallel LP and §3.3 the PD dual (Mastrolilli et
-    al. 2010), §5.2 LP-OV (Shafiee-Ghaderi 2018), §7.1 TI-LP, F3 Σ w(r+ρ), F4 per-port Smith):
-    every registered relaxation and bound is ≤ the fluid OPT (with releases and capacities).
-    Sizes are whole or quarter units: the time-indexed LP's size grows with the total size
-    over the smallest one (theory §7.1)."""
+    """P1 (docs/theory.md#properties; §2.3 interval LP, §3.2 parallel LP and §3.3 the PD dual
+    (Mastrolilli et al. 2010), §5.2 LP-OV (Shafiee-Ghaderi 2018), §7.1 TI-LP, F3 Σ w(r+ρ), F4
+    per-port Smith): every registered relaxation and bound is ≤ the fluid OPT (with releases and
+    capacities). Sizes are whole or quarter units: the time-indexed LP's size grows with the total
+    size over the smallest one (docs/theory.md#time-indexed)."""
     try:
         value, opt = check_bound_below_opt(inst, alg)
     except DECLINED:
@@ -141,7 +142,7 @@ def test_every_lower_bound_is_at_most_opt(alg, inst):
 
 
 def check_chain(inst: cl.Instance, slotted: bool) -> dict[str, float]:
-    """P2 on one instance; returns the values (zero release: the spec's chain with OPT_COS
+    """P2 on one instance; returns the values (zero release: the basic form's chain with OPT_COS
     enumerated; with release dates: the chain with the plain parallel LP, plus shifted ≥
     plain)."""
     v = {
@@ -198,8 +199,9 @@ def _integral_zero_release(draw: st.DrawFn) -> cl.Instance:
 @examples(ci=10, thorough=300)
 @given(_integral_zero_release())
 def test_relaxation_chain_zero_release(inst):
-    """P2 (theory §3, §5, §1.2-1.3): dual(PD) ≤ parallel-LP ≤ LP-OV ≤ LP-OV-binary = OPT_COS
-    (enumerated over orders) ≤ OPT_fluid ≤ OPT_slotted, zero release, integral data."""
+    """P2 (docs/theory.md#primal-dual, #time-models-1.3): dual(PD) ≤ parallel-LP ≤ LP-OV ≤
+    LP-OV-binary = OPT_COS (enumerated over orders) ≤ OPT_fluid ≤ OPT_slotted, zero release,
+    integral data."""
     try:
         v = check_chain(inst, slotted=True)
     except DECLINED:
@@ -250,8 +252,9 @@ def test_injected_bound_above_opt_is_caught(monkeypatch):
 
 
 def test_injected_inflated_lp_ov_breaks_the_chain(monkeypatch):
-    """Bug injection (bounds family): LP-OV inflated by 10% (e.g. a port row double-counting
-    the coflow's own time) breaks the chain P2 on theory §10 I4, where every LP equals OPT."""
+    """Bug injection (bounds family): LP-OV inflated by 10% (e.g. a port row double-counting the
+    coflow's own time) breaks the chain P2 on instance I4 (docs/theory.md#instances), where every
+    LP equals OPT."""
     lp_ov = import_module("coflowlab.formulations.lp_ov")
     original = lp_ov.solve_lp_ov
 
@@ -260,7 +263,8 @@ def test_injected_inflated_lp_ov_breaks_the_chain(monkeypatch):
         return dataclasses.replace(sol, objective=1.1 * sol.objective)
 
     monkeypatch.setattr(lp_ov, "solve_lp_ov", inflated)
-    # Theory §10 I4: OPT = 4 and every LP = 4, so a 10% inflation breaks lp-ov ≤ lp-ov-binary.
+    # Instance I4 (docs/theory.md#instances): OPT = 4 and every LP = 4, so a 10% inflation
+    # breaks lp-ov ≤ lp-ov-binary.
     inst = cl.Instance.from_matrices(
         [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, 0.0]]]
     )

@@ -1,7 +1,7 @@
 """Determinism: the same seed gives the same result, in-process (no subprocess needed).
 
-Invariant (``specs/architecture.md``: every random choice goes through a seeded NumPy
-generator; theory §2.6 / §6.2 for the randomized methods): generators with a seed return
+Invariant (every random choice goes through a seeded NumPy generator; docs/theory.md#qsz and
+#alpha-point for the randomized methods): generators with a seed return
 equal instances; randomized methods (every registered method with a ``seed`` parameter:
 ``qsz-random``, ``alpha-point``) run twice with the same seed give the same objective and the
 same schedule arrays; every online heuristic simulated twice gives the same completion times.
@@ -32,7 +32,7 @@ def _randomized() -> list[str]:
     out = []
     for registry in (FORMULATIONS, APPROXIMATIONS):
         for name, entry in registry.items():
-            if "seed" in inspect.signature(entry.function()).parameters:
+            if "seed" in inspect.signature(entry.load()).parameters:
                 out.append(name)
     return out
 
@@ -75,9 +75,9 @@ def test_generators_are_deterministic(gen, seed, density):
 @examples(ci=8, thorough=200)
 @given(inst=matrix_instances(max_ports=3, max_coflows=3), seed=st.integers(0, 2**31 - 1))
 def test_randomized_methods_are_deterministic(name, inst, seed):
-    """Invariant: a randomized method (QSZ random grid, theory §2.6; α-point, §6.2) with the
+    """Invariant: a randomized method (QSZ random grid, docs/theory.md#qsz; α-point, §6.2) with the
     same seed returns the same objective and schedule."""
-    func = (APPROXIMATIONS.get(name) or FORMULATIONS[name]).function()
+    func = (APPROXIMATIONS.get(name) or FORMULATIONS[name]).load()
     try:
         check_same_solution(func, inst, seed)
     except algorithms.DECLINED:
@@ -116,7 +116,7 @@ def test_injected_bug_global_random_is_caught(monkeypatch):
     from coflowlab.approximations import alpha_point
 
     inst = ins.uniform(2, 2, density=0.6, seed=5)
-    func = APPROXIMATIONS["alpha-point"].function()
+    func = APPROXIMATIONS["alpha-point"].load()
     check_same_solution(func, inst, 3)
     monkeypatch.setattr(
         alpha_point,

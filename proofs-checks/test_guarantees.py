@@ -1,8 +1,8 @@
-"""Approximation guarantees (theory §9 P3-P6, P14): every registered approximation's verified
-cost respects the guarantee it carries against the bound it certifies, lies above the exact
-optimum of its time model, which lies above that bound; and the paper-specific statements
-(Sincronia ≤ 4·OPT, LP-OV-LS ≤ 4 or 5·LP-OV, the primal-dual open-shop value ≤ 2·dual, the
-QSZ grouped value, α-point's exact expectation ≤ 2·TI-LP) hold.
+"""Approximation guarantees (docs/theory.md#properties, P3-P6, P14): every registered
+approximation's verified cost respects the guarantee it carries against the bound it certifies,
+lies above the exact optimum of its time model, which lies above that bound; and the paper-specific
+statements (Sincronia ≤ 4·OPT, LP-OV-LS ≤ 4 or 5·LP-OV, the primal-dual open-shop value ≤ 2·dual,
+the QSZ grouped value, α-point's exact expectation ≤ 2·TI-LP) hold.
 
 The ratios value / bound and value / OPT are recorded in the summary table
 (``make proofs``), one row per algorithm, so a researcher sees how tight each bound was.
@@ -94,7 +94,7 @@ def check_guarantee(inst: cl.Instance, alg: Algorithm) -> dict[str, float]:
 
 def _fluid_small(**kw) -> st.SearchStrategy[cl.Instance]:
     """Small fluid instances with sizes in whole or quarter units (the LP-based methods'
-    horizons grow with total size over the smallest size, theory §7.1)."""
+    horizons grow with total size over the smallest size, docs/theory.md#time-indexed)."""
     base = instances(max_ports=3, max_coflows=4, max_flows_per_coflow=3, integral=True, **kw)
     return st.one_of(base, base.map(lambda i: i.replace(flow_size=i.flow_size / 4)))
 
@@ -115,10 +115,10 @@ def _for(alg: Algorithm) -> st.SearchStrategy[cl.Instance]:
 @examples(ci=8, thorough=400)
 @given(data=st.data())
 def test_guarantee_holds_and_bound_is_certified(alg, data):
-    """Theory §9 P4-P6, P14 and each algorithm's module (Sincronia/primal-dual: Agarwal et al.
-    2018 with Mastrolilli et al. 2010; LP-OV-LS: Shafiee-Ghaderi 2018; QSZ: Qiu-Stein-Zhong
-    2015 as derived in approximations/qsz.py; α-point: Chowdhury et al. 2019): the verified
-    cost respects ``sol.guarantee`` against ``sol.bound`` (randomized-in-expectation ones:
+    """docs/theory.md#properties, P4-P6, P14 and each algorithm's module (Sincronia/primal-dual:
+    Agarwal et al. 2018 with Mastrolilli et al. 2010; LP-OV-LS: Shafiee-Ghaderi 2018; QSZ:
+    Qiu-Stein-Zhong 2015 as derived in approximations/qsz.py; α-point: Chowdhury et al. 2019): the
+    verified cost respects ``sol.guarantee`` against ``sol.bound`` (randomized-in-expectation ones:
     their exact expectation), and bound ≤ OPT of the time model ≤ cost."""
     inst = data.draw(_for(alg))
     try:
@@ -148,7 +148,7 @@ def test_guarantee_holds_and_bound_is_certified(alg, data):
 @examples(ci=10, thorough=400)
 @given(inst=_fluid_small(releases=False, capacities=True))
 def test_sincronia_within_four_opt(allocation, inst):
-    """Sincronia offline theorem (Agarwal et al., SIGCOMM 2018; theory §4.2, F5), zero
+    """Sincronia offline theorem (Agarwal et al., SIGCOMM 2018; docs/theory.md#sincronia, F5), zero
     release dates: the BSSI order with an order-respecting work-conserving allocation (greedy
     or MADD + backfill) costs ≤ 4·dual ≤ 4·OPT_fluid."""
     sol = solve_sincronia(inst, allocation=allocation)
@@ -183,8 +183,8 @@ def check_lp_ov_ls(inst: cl.Instance, alg: Algorithm = _LP_OV_LS) -> tuple[float
 @examples(ci=15, thorough=1000)
 @given(inst=st.one_of(instances(capacities=True), instances(releases=False)))
 def test_lp_ov_ls_within_four_or_five_lp_ov(inst):
-    """P5 (Shafiee-Ghaderi, IEEE/ACM ToN 2018; theory §5.3): LP-OV ordering plus greedy list
-    scheduling costs ≤ 4·LP-OV with zero release dates and ≤ 5·LP-OV with release dates."""
+    """P5 (Shafiee-Ghaderi, IEEE/ACM ToN 2018; docs/theory.md#lp-ov-ls): LP-OV ordering plus greedy
+    list scheduling costs ≤ 4·LP-OV with zero release dates and ≤ 5·LP-OV with release dates."""
     cost, lp, factor = check_lp_ov_ls(inst)
     summary.observe(
         f"P5 LP-OV-LS ≤ {factor:g}·LP-OV",
@@ -197,7 +197,7 @@ def test_lp_ov_ls_within_four_or_five_lp_ov(inst):
 
 
 def cos_value_of(inst: cl.Instance, order) -> float:
-    """``Σ_k w_σ(k) max_v L_v(prefix_k)`` in port time (theory §3.3)."""
+    """``Σ_k w_σ(k) max_v L_v(prefix_k)`` in port time (docs/theory.md#primal-dual)."""
     p = np.asarray(inst.port_time)
     load = np.zeros(p.shape[1])
     value = 0.0
@@ -228,9 +228,9 @@ _DUAL_ALGS = [a for a in algorithms.approximations() if a.name in ("primal-dual"
 @pytest.mark.parametrize("alg", _DUAL_ALGS, ids=str)
 @given(inst=instances(capacities=True))
 def test_primal_dual_open_shop_value_within_two_dual(alg, inst):
-    """P3 (Mastrolilli, Queyranne, Schulz, Svensson, Uhan, ORL 2010; theory §3.3): the
-    primal-dual order's value as a permutation schedule of the ports' concurrent open shop,
-    Σ_k w_σ(k) max_v L_v(prefix_k), is at most twice the dual objective."""
+    """P3 (Mastrolilli, Queyranne, Schulz, Svensson, Uhan, ORL 2010; docs/theory.md#primal-dual):
+    the primal-dual order's value as a permutation schedule of the ports' concurrent open shop, Σ_k
+    w_σ(k) max_v L_v(prefix_k), is at most twice the dual objective."""
     cos, dual = check_primal_dual_cos(inst, alg)
     summary.observe(
         "P3 PD open-shop value ≤ 2·dual",
@@ -248,9 +248,9 @@ _GREEDY = [a for a in algorithms.approximations() if a.name.startswith("order-")
 @pytest.mark.parametrize("alg", _GREEDY, ids=str)
 @given(inst=instances(capacities=True))
 def test_greedy_list_schedule_prefix_bound(alg, inst):
-    """P4 / F5 (theory §1.4): with strict-priority greedy rates in a coflow order, coflow
-    σ(k) completes by R_k + max over its flows e=(i, o) of L_i(prefix_k) + L_o(prefix_k) (port
-    times), R_k the latest release in the prefix."""
+    """P4 / F5 (docs/theory.md#basic-facts): with strict-priority greedy rates in a coflow order,
+    coflow σ(k) completes by R_k + max over its flows e=(i, o) of L_i(prefix_k) + L_o(prefix_k)
+    (port times), R_k the latest release in the prefix."""
     sol, _ = _run(alg, inst)
     if sol.details.get("allocation") != "greedy":  # e.g. a MADD variant: F5 does not apply
         summary.declined("P4 greedy prefix bound", alg.name)
@@ -281,9 +281,9 @@ _QSZ = [a for a in algorithms.approximations() if a.name.startswith("qsz")]
 @given(inst=instances(integral=True))
 def test_qsz_grouped_value_within_derived_guarantee(alg, inst):
     """P6 (Qiu-Stein-Zhong SPAA 2015 grouping, bound derived in approximations/qsz.py and
-    theory §2.4): the grouped value Σ w · (end of its group) is ≤ 16·LP + 2a·w(G₁) (+ rounding)
-    with zero release dates, ≤ 20·LP + 3a·w(G₁) (+ rounding) with release dates, and every
-    coflow of the verified schedule ends by its group's end."""
+    docs/theory.md#qsz): the grouped value Σ w · (end of its group) is ≤ 16·LP + 2a·w(G₁) (+
+    rounding) with zero release dates, ≤ 20·LP + 3a·w(G₁) (+ rounding) with release dates, and
+    every coflow of the verified schedule ends by its group's end."""
     try:
         sol, cost = _run(alg, inst)
     except Declined:
@@ -339,8 +339,8 @@ def test_alpha_point_expectation_within_two_ti_lp(alg, inst):
 # ---------------------------------------------------------------- bug injection
 def test_injected_reversed_order_breaks_sincronia_guarantee(monkeypatch):
     """Bug injection (guarantees family): Sincronia with its BSSI order reversed. On one port
-    (theory F2) the order is Smith's rule and dual = OPT; reversed, a short heavy coflow waits
-    behind a long light one and the cost exceeds 4·dual, so the guarantee property fails."""
+    (docs/theory.md#f2) the order is Smith's rule and dual = OPT; reversed, a short heavy coflow
+    waits behind a long light one and the cost exceeds 4·dual, so the guarantee property fails."""
     sinc = import_module("coflowlab.approximations.sincronia")
     original = sinc.primal_dual_order
 
@@ -358,9 +358,9 @@ def test_injected_reversed_order_breaks_sincronia_guarantee(monkeypatch):
 
 
 def test_injected_self_certified_bound_is_caught():
-    """Bug injection (guarantees family): an approximation that reports its own cost as its
-    lower bound (ratio 1 everywhere) is caught by ``bound ≤ OPT``: on theory §10 I3 the
-    primal-dual order costs 5 while OPT = 4."""
+    """Bug injection (guarantees family): an approximation that reports its own cost as its lower
+    bound (ratio 1 everywhere) is caught by ``bound ≤ OPT``: on instance I3
+    (docs/theory.md#instances) the primal-dual order costs 5 while OPT = 4."""
     (pd,) = [a for a in algorithms.approximations() if a.name == "primal-dual"]
 
     def self_certified(inst):

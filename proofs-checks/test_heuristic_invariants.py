@@ -7,11 +7,11 @@ that applies to it), and the bug-injection tests call the same checks on deliber
 policies (:mod:`recording`) and assert that they fail. Decisions are recorded by the
 :class:`recording.Recording` wrapper, which forwards the policy's state and decision unchanged.
 
-Properties (spec sections in ``/work/shared/specs``):
+Properties (sources: Chowdhury's PhD thesis, UC Berkeley 2015; docs/varys.md, docs/aalo.md):
 
 - capacity: port capacities hold at every decision and in the verified schedule (thesis
-  constraints B.2/B.3; ``varys-thesis-ch1-5.md`` §8.9 item 3, ``aalo-hug-thesis-ch6-8.md``
-  §1.6 item 4 and §7.3 item 1; ``theory.md`` P13);
+  constraints B.2/B.3, Appendix B.1; docs/aalo.md#pseudocode-4; docs/theory.md#properties,
+  P13);
 - work conservation where the policy claims it (:data:`WORK_CONSERVATION`);
 - D-CLAS (Aalo, both variants): queue indices never decrease, demotions are justified by bytes
   actually sent and are timely, and FIFO holds within a queue where D-CLAS promises it exactly;
@@ -20,8 +20,8 @@ Properties (spec sections in ``/work/shared/specs``):
 - Varys deadline mode: admitted coflows are never preempted and meet their deadlines, rejected
   ones send nothing, and a rejection is justified by the admission test.
 
-HUG (optimal isolation guarantee, spec §2.5, §7.3 HUG items) and Coflex (α·P*,
-``coflex-yosemite.md``) are not implemented yet (not in ``POLICIES``): they have no tests here
+HUG (optimal isolation guarantee, thesis §7.5.3) and Coflex (α·P*, Wang et al., INFOCOM
+2017, §IV-B) are not implemented yet (not in ``POLICIES``): they have no tests here
 and join these suites (capacity, work conservation where claimed) when they are registered;
 their own guarantees need their own properties then.
 """
@@ -77,7 +77,7 @@ class Config:
 
     @property
     def clairvoyant(self) -> bool:
-        return bool(algorithms.POLICIES[self.name].policy_class().clairvoyant)
+        return bool(algorithms.POLICIES[self.name].clairvoyant)
 
 
 REGISTERED = [Config(a.name) for a in algorithms.heuristics()]
@@ -235,9 +235,9 @@ WORK_CONSERVATION: dict[str, Callable[[Any, Step], bool]] = {
   every event;
 - Varys and its orderings (``varys``, ``scf``, ``ncf``, ``tcf``, ``fifo``): only at a
   *reallocation* (a coflow arrival or completion, a timer boundary) with the greedy backfill
-  ("afterwards no flow has spare capacity at both ports", spec §8.9 item 11) and outside a
+  ("afterwards no flow has spare capacity at both ports", docs/varys.md#backfill) and outside a
   δ-interval (which serves only the starved coflows C*). Between reallocations Varys keeps
-  rates when a flow of a running coflow completes (L1172; ``Decision(None)``), so the freed
+  rates when a flow of a running coflow completes (thesis §5.4.2; ``Decision(None)``), so the freed
   bandwidth idles until the next one; ``backfill="ratio"``/``"none"`` make no claim;
 - ``varys-deadline``: at a reallocation, with the greedy backfill over admitted and
   best-effort coflows; rejected coflows leave the system (excluded).
@@ -295,7 +295,7 @@ def _pair_flows(inst: cl.Instance, coflow: int, port: int) -> np.ndarray:
 def check_dclas_queues(
     inst: cl.Instance, result: cl.SimulationResult, rec: Recording, policy: Any, prop: str
 ) -> None:
-    """D-CLAS queue discipline (spec §1.3, §1.7, §7.3 items 2-4 and 11).
+    """D-CLAS queue discipline (thesis §6.5.1, §6.5.4, §6.4.2; docs/aalo.md).
 
     - Every coflow enters Q_1 and its queue index never decreases: per coflow (coordinated)
       or per (coflow, port) (uncoordinated), the demotions go to strictly higher queues, in
@@ -377,14 +377,14 @@ def check_dclas_queues(
 def check_dclas_fifo(inst: cl.Instance, rec: Recording, policy: Any, prop: str) -> int:
     """FIFO within a queue, where D-CLAS guarantees it exactly; returns the decisions checked.
 
-    Spec §1.5 ("within a queue: FIFO ... a coflow can proceed until it reaches a queue
-    threshold or completes") and §7.3 item 5 [interp] ("a later coflow never takes bandwidth
+    Thesis §6.5.4 ("within a queue: FIFO ... a coflow can proceed until it reaches a queue
+    threshold or completes") and our reading (docs/aalo.md) ("a later coflow never takes bandwidth
     on a port where an earlier coflow in the same queue still has unmet demand"). With weighted
-    queues the executable reading (§1.6 [interp]; :func:`dclas_allocation`) guarantees FIFO only
-    within each redistribution round's entitlements, so a later coflow may keep bandwidth an
-    earlier one of its queue could have used after a redistribution (documented there). It is
-    exact (each coflow takes max-min fair rates from what the coflows before it left) in two
-    cases, which are checked:
+    queues the executable reading (docs/aalo.md#pseudocode-4; :func:`dclas_allocation`) guarantees
+    FIFO only within each redistribution round's entitlements, so a later coflow may keep bandwidth
+    an earlier one of its queue could have used after a redistribution (documented there). It is
+    exact (each coflow takes max-min fair rates from what the coflows before it left) in two cases,
+    which are checked:
 
     - every active coflow is in the same queue (everywhere, for the uncoordinated variant): one
       queue gets every port's whole capacity, one round;
@@ -493,7 +493,7 @@ def _gamma(
 def check_deadlines(
     inst: cl.Instance, result: cl.SimulationResult, rec: Recording, prop: str
 ) -> None:
-    """Varys deadline mode (Pseudocode 2; spec §3.4 and §8.9 items 7-8; L1353, L1558).
+    """Varys deadline mode (Pseudocode 2, thesis §5.5.4, §5.7.3; docs/varys.md#deadlines).
 
     - Rejected coflows have a deadline and send nothing (no positive rate, ever).
     - Admitted coflows (a deadline, not rejected) are never preempted: at every decision each
@@ -570,9 +570,9 @@ INSTANCES = strategies.instances(max_ports=4, max_coflows=5, deadlines=True, cap
 @examples(ci=12, thorough=500)
 @given(inst=INSTANCES)
 def test_capacity(config: Config, inst: cl.Instance) -> None:
-    """Port capacities are never exceeded (constraints B.2/B.3 of the thesis's offline
-    formulation, L2934-2937; spec varys §8.9 item 3, aalo §7.3 item 1; theory.md P13): at
-    every decision of every policy, and in the recorded schedule by the verifier."""
+    """Port capacities are never exceeded (constraints B.2/B.3 of the thesis's offline formulation,
+    Appendix B.1; docs/theory.md#properties, P13): at every decision of every policy, and in the
+    recorded schedule by the verifier."""
     result, rec, _ = run(config, inst)
     check_capacity(inst, result, rec, "heuristic capacity", repr(config))
 
@@ -583,8 +583,8 @@ def test_capacity(config: Config, inst: cl.Instance) -> None:
 def test_work_conservation(config: Config, inst: cl.Instance) -> None:
     """Work conservation where the policy claims it (:data:`WORK_CONSERVATION` lists when,
     with each docstring's reason): after such a decision no active flow has spare capacity
-    at both of its ports (Varys' backfill, thesis L1255 and spec §8.9 item 11; D-CLAS's excess
-    redistribution, L1882-1884, spec §7.3 item 9; max-min fairness is Pareto efficient)."""
+    at both of its ports (Varys' backfill, thesis §5.5.3 and docs/varys.md#backfill; D-CLAS's
+    excess redistribution, §6.5.4; max-min fairness is Pareto efficient)."""
     _result, rec, policy = run(config, inst)
     applies = WORK_CONSERVATION.get(config.name, _always)
     check_work_conservation(
@@ -596,9 +596,8 @@ def test_work_conservation(config: Config, inst: cl.Instance) -> None:
 @examples(ci=20, thorough=1000)
 @given(inst=INSTANCES)
 def test_dclas_queues(config: Config, inst: cl.Instance) -> None:
-    """D-CLAS queues (Chowdhury's thesis §6.5, L1780-1783, L1950; spec aalo §1.3, §1.7, §7.3
-    items 2-4): queue indices never decrease, demotions follow bytes sent and are timely
-    (see :func:`check_dclas_queues`)."""
+    """D-CLAS queues (Chowdhury's thesis §6.5.1, §6.5.4, §6.6.2; docs/aalo.md): queue indices never
+    decrease, demotions follow bytes sent and are timely (see :func:`check_dclas_queues`)."""
     result, rec, policy = run(config, inst)
     check_dclas_queues(inst, result, rec, policy, "D-CLAS queues monotone, justified, timely")
 
@@ -607,7 +606,7 @@ def test_dclas_queues(config: Config, inst: cl.Instance) -> None:
 @examples(ci=20, thorough=1000)
 @given(inst=INSTANCES)
 def test_dclas_fifo(config: Config, inst: cl.Instance) -> None:
-    """FIFO within a D-CLAS queue (thesis L1886, L1942; spec aalo §1.5, §7.3 item 5), in the
+    """FIFO within a D-CLAS queue (thesis §6.5.4, §6.6.1; docs/aalo.md), in the
     cases where the allocation guarantees it exactly (see :func:`check_dclas_fifo`)."""
     _, rec, policy = run(config, inst)
     check_dclas_fifo(inst, rec, policy, "D-CLAS FIFO within a queue")
@@ -629,10 +628,10 @@ def enlarged(draw: st.DrawFn) -> tuple[cl.Instance, cl.Instance]:
 @examples(ci=15, thorough=800)
 @given(pair=enlarged())
 def test_non_clairvoyant(config: Config, pair: tuple[cl.Instance, cl.Instance]) -> None:
-    """Non-clairvoyance (Aalo's "no prior knowledge", thesis L1668, L1690, L1970; spec aalo
-    §1.1, §7.3 item 11; the per-flow fair and FIFO-LM baselines are non-clairvoyant too): a
-    policy with ``clairvoyant = False`` cannot tell sizes apart before a flow completes, so it
-    decides identically up to then (see :func:`check_non_clairvoyant`)."""
+    """Non-clairvoyance (Aalo's "no prior knowledge", thesis §6.1, §6.2, §6.7.1; the per-flow fair
+    and FIFO-LM baselines are non-clairvoyant too): a policy with ``clairvoyant = False`` cannot
+    tell sizes apart before a flow completes, so it decides identically up to then (see
+    :func:`check_non_clairvoyant`)."""
     check_non_clairvoyant(config, *pair, "non-clairvoyant: same decisions until revealed")
 
 
@@ -643,8 +642,8 @@ DEADLINE = [c for c in CONFIGS if c.name == "varys-deadline"]
 @examples(ci=40, thorough=2000)
 @given(inst=INSTANCES)
 def test_varys_deadlines(config: Config, inst: cl.Instance) -> None:
-    """Varys' deadline mode (Chowdhury's thesis Pseudocode 2, L1320-1353, L1558; spec varys
-    §3.4, §8.9 items 7-8): admitted coflows are never preempted and meet their deadlines,
+    """Varys' deadline mode (Chowdhury's thesis Pseudocode 2, §5.5.4, §5.7.3;
+    docs/varys.md#deadlines): admitted coflows are never preempted and meet their deadlines,
     rejected ones send nothing, rejections are justified (see :func:`check_deadlines`)."""
     result, rec, _ = run(config, inst)
     check_deadlines(inst, result, rec, "varys-deadline: admitted never preempted, on time")

@@ -2,7 +2,7 @@
 error class, a message that names the field and index (or file line), and nothing half-written.
 
 The invariants are coflowlab's validation contract (``coflowlab/exceptions.py``: "messages
-always name the offending object"; ``specs/architecture.md``; the readers' docstrings in
+always name the offending object"; the readers' docstrings in
 ``coflowlab.instances``), not a paper's theorem. Each property is a plain check function that
 the ``@given`` test calls, so the bug-injection tests at the end reuse it with a validation
 disabled and show that it then fails.

@@ -1,20 +1,18 @@
-"""The two time models (theory §1.2, §7): fluid OPT ≤ slotted OPT on integral data, and the
-slotted MIP's proven optimum (theory §7.1, ``exact-slotted``) equals an independent integer
-enumeration of slotted schedules (P12).
+"""The two time models (docs/theory.md#time-models): fluid OPT ≤ slotted OPT on integral data, and
+the slotted MIP's proven optimum (docs/theory.md#time-indexed, ``exact-slotted``) equals an
+independent integer enumeration of slotted schedules (P12).
 
-The enumerator below is written from the model's definition only (theory §1.2 and §10
-conventions, the ``time_indexed`` module docstring): slot ``t`` covers ``[t − 1, t)``; in a
-slot every port ``v`` moves at most ``c_v`` whole units (a matching with unit capacities); a
-flow released at ``r`` sends only in slots ``t > r``; a coflow completes at the end of the slot
-its last unit moves in. It explores every per-slot choice (all feasible sets of unit transfers,
-idling included) by depth-first search with memoisation on ``(slot, remaining demands)``.
+The enumerator, :func:`brute_force.slotted_opt` (``proofs-checks/brute_force.py``, shared with
+``tests/formulations``), is written from the model's definition only (docs/theory.md#time-models
+and #instances conventions): slot ``t`` covers ``[t − 1, t)``; in a slot every port ``v`` moves at
+most ``c_v`` whole units (a matching with unit capacities); a flow released at ``r`` sends only in
+slots ``t > r``; a coflow completes at the end of the slot its last unit moves in. It explores
+every per-slot choice (idling included) with memoisation on ``(slot, remaining demands)``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from functools import cache
 from importlib import import_module
 
 import algorithms
@@ -22,6 +20,7 @@ import numpy as np
 import pytest
 import summary
 from algorithms import DECLINED
+from brute_force import slotted_opt
 from hypothesis import Phase, assume, given, settings
 from hypothesis import strategies as st
 from profiles import examples
@@ -76,73 +75,6 @@ def tiny_integral(
     return cl.Instance.from_coflows(coflows, fabric)
 
 
-def enumerate_slotted_opt(inst: cl.Instance) -> float:
-    """Slotted OPT of Σ w C by exhaustive search over slotted schedules (module docstring).
-
-    Horizon: some optimal schedule ends by ``max r + Σ d`` (after the last release an empty
-    slot before the end can be removed by moving every later transfer one slot earlier, which
-    keeps them feasible and completes nothing later), so slots up to that horizon suffice.
-    """
-    src = [int(x) for x in inst.flow_src]
-    dst = [int(x) for x in inst.flow_dst]
-    size = [round(x) for x in inst.flow_size]
-    assert np.allclose(size, inst.flow_size), "integral sizes only"
-    release = [float(x) for x in inst.flow_release]
-    coflow = [int(x) for x in inst.flow_coflow]
-    weight = [float(x) for x in inst.coflow_weight]
-    cap_in = [round(c) for c in inst.fabric.ingress_capacity]
-    cap_out = [round(c) for c in inst.fabric.egress_capacity]
-    n_flows, n = len(size), inst.num_coflows
-    horizon = math.ceil(max(release)) + sum(size)
-
-    def transfers(t: int, rem: tuple[int, ...]):
-        """Every feasible amount vector for slot ``t`` (DFS over flows, port budgets)."""
-        res_in, res_out = list(cap_in), list(cap_out)
-        amounts = [0] * n_flows
-
-        def dfs(e: int):
-            if e == n_flows:
-                yield tuple(amounts)
-                return
-            top = 0
-            if rem[e] > 0 and t > release[e]:
-                top = min(rem[e], res_in[src[e]], res_out[dst[e]])
-            for a in range(top + 1):
-                amounts[e] = a
-                res_in[src[e]] -= a
-                res_out[dst[e]] -= a
-                yield from dfs(e + 1)
-                res_in[src[e]] += a
-                res_out[dst[e]] += a
-            amounts[e] = 0
-
-        yield from dfs(0)
-
-    def left_per_coflow(rem: tuple[int, ...]) -> list[int]:
-        left = [0] * n
-        for e in range(n_flows):
-            left[coflow[e]] += rem[e]
-        return left
-
-    @cache
-    def best(t: int, rem: tuple[int, ...]) -> float:
-        """Least cost of the coflows still open after slot ``t`` with demands ``rem``."""
-        if not any(rem):
-            return 0.0
-        if t >= horizon:
-            return math.inf
-        before = left_per_coflow(rem)
-        value = math.inf
-        for amounts in transfers(t + 1, rem):
-            after = tuple(r - a for r, a in zip(rem, amounts, strict=True))
-            now = left_per_coflow(after)
-            done = sum(weight[j] for j in range(n) if before[j] > 0 and now[j] == 0)
-            value = min(value, done * (t + 1) + best(t + 1, after))
-        return value
-
-    return best(0, tuple(size))
-
-
 def _exact(inst: cl.Instance, method: str) -> float:
     try:
         sol = solve_method(inst, method)
@@ -169,7 +101,7 @@ def check_slotted_mip_equals_enumeration(inst: cl.Instance, alg: algorithms.Algo
     report = cl.verify(inst, sol.schedule)
     assert report.feasible, report.summary()
     verified = float(np.dot(inst.coflow_weight, report.coflow_completion))
-    truth = enumerate_slotted_opt(inst)
+    truth = slotted_opt(inst)
     tol = OBJECTIVE_RTOL * max(1.0, truth)
     assert abs(sol.objective - truth) <= tol, f"{alg.name}: {sol.objective} ≠ enumerated {truth}"
     assert abs(verified - truth) <= tol, f"{alg.name}: schedule costs {verified} ≠ {truth}"
@@ -182,8 +114,8 @@ _SLOTTED_EXACT = [a for a in algorithms.exact_methods() if a.model.value == "slo
 @examples(ci=15, thorough=400)
 @given(tiny_integral(max_ports=3, max_coflows=4, max_total=8))
 def test_fluid_opt_at_most_slotted_opt(inst):
-    """Theory §1.2: for integral data OPT_fluid ≤ OPT_slotted (every slotted schedule is a
-    fluid schedule), both proven optima (exact-fluid §7.2, exact-slotted §7.1)."""
+    """docs/theory.md#time-models: for integral data OPT_fluid ≤ OPT_slotted (every slotted
+    schedule is a fluid schedule), both proven optima (exact-fluid §7.2, exact-slotted §7.1)."""
     fluid, slotted = check_fluid_at_most_slotted(inst)
     summary.observe(
         PROP_FLUID,
@@ -199,9 +131,9 @@ def test_fluid_opt_at_most_slotted_opt(inst):
 @examples(ci=15, thorough=400)
 @given(inst=tiny_integral(capacities=True))
 def test_slotted_mip_equals_enumeration(alg, inst):
-    """P12 (theory §7.1 vs §7.2, §9): the time-indexed MIP's optimum equals brute-force
-    enumeration of slotted schedules (integral sizes, releases and capacities ≤ 2, ≤ 2 ports,
-    ≤ 3 coflows, ≤ 5 units)."""
+    """P12 (docs/theory.md#time-indexed vs §7.2, §9): the time-indexed MIP's optimum equals
+    brute-force enumeration of slotted schedules (integral sizes, releases and capacities ≤ 2, ≤ 2
+    ports, ≤ 3 coflows, ≤ 5 units)."""
     try:
         truth = check_slotted_mip_equals_enumeration(inst, alg)
     except DECLINED:
@@ -212,12 +144,13 @@ def test_slotted_mip_equals_enumeration(alg, inst):
 
 
 def test_enumeration_reproduces_theory_r1():
-    """The enumerator on theory §10 R1 (slotted, release; preemption needed): OPT = 9."""
+    """The enumerator on instance R1 (docs/theory.md#instances) (slotted, release; preemption
+    needed): OPT = 9."""
     inst = cl.Instance.from_coflows(
         [cl.Coflow([(0, 0, 2.0)]), cl.Coflow([(0, 0, 1.0), (1, 1, 1.0)], release=1, weight=3)],
         2,
     )
-    assert enumerate_slotted_opt(inst) == 9.0
+    assert slotted_opt(inst) == 9.0
 
 
 # ---------------------------------------------------------------- bug injection
@@ -243,8 +176,9 @@ def test_injected_wrong_slotted_value_is_caught():
 
 def test_injected_early_release_in_the_slotted_mip_is_caught(monkeypatch):
     """Bug injection (models family): the slotted MIP built with every release ignored (the
-    off-by-one of theory §10's convention, taken to the extreme) is cheaper than any feasible
-    slotted schedule on theory §10 R1, so P12 fails."""
+    off-by-one of the slotted release convention of docs/theory.md#time-models, taken to the
+    extreme) is cheaper than any feasible slotted schedule on instance R1
+    (docs/theory.md#instances), so P12 fails."""
     ti = import_module("coflowlab.formulations.time_indexed")
     original = ti.solve_exact_slotted
 

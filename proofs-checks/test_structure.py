@@ -1,5 +1,6 @@
-"""Structure: facts of the model that pin down values exactly (theory §1.4 F1–F2, §1.3, §9
-P7–P11), over every registered algorithm they apply to (the catalogue of ``algorithms.py``).
+"""Structure: facts of the model that pin down values exactly (docs/theory.md#basic-facts (F1–F2),
+§1.3, §9 P7–P11), over every registered algorithm they apply to (the catalogue of
+``algorithms.py``).
 
 Each property is a plain ``check_*`` function the ``@given`` test calls, so the bug-injection
 test reuses it. Values are compared with the relative tolerance ``RTOL`` (solver tolerance,
@@ -118,8 +119,8 @@ def check_one_coflow(alg, inst: cl.Instance) -> tuple[float, float]:
 @examples(ci=8, thorough=400)
 @given(inst=matrix_instances(max_ports=4, max_coflows=1, density=0.5, releases=True))
 def test_one_coflow_costs_w_rho(alg, inst):
-    """P7 / F1 (theory §1.4; Chowdhury thesis Eq. 4.1, BvN): one coflow alone costs exactly
-    w(r + ρ) for every scheduler that claims it; F3 floor and F5 ceiling for the others."""
+    """P7 / F1 (docs/theory.md#basic-facts; Chowdhury thesis Eq. 4.1, BvN): one coflow alone costs
+    exactly w(r + ρ) for every scheduler that claims it; F3 floor and F5 ceiling for the others."""
     try:
         value, limit = check_one_coflow(alg, inst)
     except algorithms.DECLINED:
@@ -161,8 +162,8 @@ def algorithms_by_name() -> dict[str, algorithms.Algorithm]:
 @examples(ci=15, thorough=500)
 @given(inst=matrix_instances(max_ports=1, max_coflows=5, integral=False, capacities=True))
 def test_single_port_is_smith(inst):
-    """F2 / P8 (theory §1.4; Smith 1956, 1||ΣwC): on one port the fluid optimum and the
-    primal-dual order's schedule both equal Smith's WSPT optimum."""
+    """F2 / P8 (docs/theory.md#basic-facts; Smith 1956, 1||ΣwC): on one port the fluid optimum and
+    the primal-dual order's schedule both equal Smith's WSPT optimum."""
     check_single_port(inst)
     summary.observe("F2 one port: OPT = PD = Smith", algorithm="exact-fluid,primal-dual")
 
@@ -181,8 +182,8 @@ def check_diagonal(inst: cl.Instance) -> tuple[float, float]:
 @examples(ci=12, thorough=400)
 @given(inst=small_instances(diagonal=True, density=0.6))
 def test_diagonal_is_concurrent_open_shop(inst):
-    """P9 (theory §1.3, §3.3, §5.2; Mastrolilli et al. 2010): diagonal coflows are exactly the
-    concurrent open shop: fluid OPT = OPT_COS (lp-ov-binary), and PD ≤ 2·OPT."""
+    """P9 (docs/theory.md#cos, #primal-dual, #lp-ov; Mastrolilli et al. 2010): diagonal coflows are
+    exactly the concurrent open shop: fluid OPT = OPT_COS (lp-ov-binary), and PD ≤ 2·OPT."""
     pd, opt = check_diagonal(inst)
     summary.observe(
         "P9 diagonal: OPT = COS, PD ≤ 2·OPT",
@@ -207,8 +208,8 @@ def check_scaling(inst: cl.Instance, c: float, names) -> None:
 @examples(ci=10, thorough=300)
 @given(inst=small_instances(integral=False), c=st.sampled_from([0.5, 2.0, 3.0, 10.0]))
 def test_scaling_sizes_scales_values(inst, c):
-    """P10 (theory §9): scaling every demand by c scales OPT and every order-based fluid
-    schedule by c (zero releases; capacities unchanged)."""
+    """P10 (docs/theory.md#properties): scaling every demand by c scales OPT and every order-based
+    fluid schedule by c (zero releases; capacities unchanged)."""
     check_scaling(inst, c, sorted(SCALE_FREE_ORDERS))
     summary.observe("P10 scaling × c", algorithm="exact-fluid+orders")
 
@@ -240,9 +241,9 @@ _BOUNDS = [a.name for a in algorithms.lower_bounds()]
 @examples(ci=10, thorough=300)
 @given(data=st.data(), inst=small_instances(releases=True, capacities=True))
 def test_relabelling_ports_permuting_coflows_transposing_change_nothing(data, inst):
-    """P10 (theory §9): relabelling ingress and egress ports, permuting coflows (with their
-    weights and releases) and transposing every demand matrix (swapping ingress and egress)
-    leave exact OPT and every registered lower bound unchanged (up to RTOL). Order-based
+    """P10 (docs/theory.md#properties): relabelling ingress and egress ports, permuting coflows
+    (with their weights and releases) and transposing every demand matrix (swapping ingress and
+    egress) leave exact OPT and every registered lower bound unchanged (up to RTOL). Order-based
     algorithms break ties by index, so they are not compared (documented exception)."""
     m, n = inst.num_ports, inst.num_coflows
     pin = data.draw(st.permutations(range(m)))
@@ -275,8 +276,8 @@ def check_monotone(inst: cl.Instance, k: int, e: int, factor: float) -> None:
     data=st.data(), inst=small_instances(releases=True), factor=st.sampled_from([0.1, 0.5, 0.9])
 )
 def test_opt_is_monotone(data, inst, factor):
-    """P11 (theory §7): exact fluid OPT never increases when a coflow is removed or one flow
-    shrinks."""
+    """P11 (docs/theory.md#exact): exact fluid OPT never increases when a coflow is removed or one
+    flow shrinks."""
     k = data.draw(st.integers(0, inst.num_coflows - 1))
     e = data.draw(st.integers(0, inst.num_flows - 1))
     check_monotone(inst, k, e, factor)

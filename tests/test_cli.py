@@ -18,7 +18,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_info_prints_counts_bins_and_ports(capsys, data_dir):
     """Tests that info summarizes the CoflowSim micro-trace: counts, bins and busiest port."""
-    code, out, err = run(capsys, "info", str(data_dir / "coflowsim_micro.txt"), "--ports", "all")
+    code, out, err = run(capsys, "info", str(data_dir / "coflowsim_micro.txt"), "--top", "all")
     assert code == 0, err
     assert "3 coflows, 6 flows, 4 ports" in out  # job 2 is 2 mappers x 2 reducers
     rows = {
@@ -87,23 +87,6 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as info:
         main(["frobnicate"])
     assert info.value.code == 2
-
-
-def test_demo_summarizes_each_generated_instance(capsys):
-    """Tests that demo prints a summary for each of its built-in instances."""
-    code, out, _ = run(capsys, "demo")
-    assert code == 0
-    assert out.count("coflows,") == 4
-    assert "FB-like, 200 coflows on 150 ports: 200 coflows" in out
-    # then one verified replay per online policy, each row with a finite average CCT
-    from coflowlab.heuristics import POLICIES
-
-    rows = {
-        line.split()[0]: line.split()[1:]
-        for line in out.split("online policies")[1].splitlines()[2:]
-    }
-    assert set(rows) == set(POLICIES)
-    assert all(float(r[0].replace(",", "")) > 0 for r in rows.values())
 
 
 def test_simulate_prints_bins_and_writes_csv(capsys, data_dir, tmp_path):

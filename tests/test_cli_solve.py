@@ -2,8 +2,8 @@
 and one-line errors.
 
 Besides the registered methods, some tests register a test double (``serial``: a fixed,
-hand-checked schedule of theory §10 I3) so that the command's own behaviour is tested
-whatever state the formulations are in.
+hand-checked schedule of instance I3 (docs/theory.md#instances)) so that the command's own
+behaviour is tested whatever state the formulations are in.
 """
 
 from __future__ import annotations
@@ -17,9 +17,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-import coflowlab.formulations as formulations
 from coflowlab import FluidSchedule, verify
-from coflowlab.cli import main, schedule_from_dict, schedule_to_dict, solve_methods
+from coflowlab.cli import (
+    EXIT_NO_SOLUTION,
+    main,
+    schedule_from_dict,
+    schedule_to_dict,
+    solve_methods,
+)
 from coflowlab.exceptions import (
     InvalidInstanceError,
     InvalidScheduleError,
@@ -28,6 +33,7 @@ from coflowlab.exceptions import (
 )
 from coflowlab.instances import write_json
 from coflowlab.instances.examples import theory_i2, theory_i3, theory_i4
+from coflowlab.registry import REGISTRY, AlgorithmEntry, Family
 from coflowlab.solution import Solution, SolutionKind, schedule_solution
 from coflowlab.solvers import SolveStatus
 from coflowlab.time_models import TimeModel
@@ -55,9 +61,6 @@ class Double:
     kind: SolutionKind = SolutionKind.EXACT
     model: TimeModel = TimeModel.FLUID
     summary: str = "test double"
-
-    def function(self) -> Any:
-        return self.func
 
 
 def serial(instance, *, solver="highs", time_limit=None, mip_gap=1e-6, threads=None, **params):
@@ -88,8 +91,13 @@ def raising(exc: Exception):
 
 @pytest.fixture
 def register(monkeypatch):
-    def add(name: str, entry: Double) -> None:
-        monkeypatch.setitem(formulations.METHODS, name, entry)
+    """Registers a test double for the test's duration (removed afterwards)."""
+
+    def add(name: str, double: Double) -> None:
+        entry = AlgorithmEntry(
+            name, Family(double.kind.value), double.func, double.model, double.summary
+        )
+        monkeypatch.setitem(REGISTRY.entries(), name, entry)
 
     return add
 
@@ -103,7 +111,7 @@ def i3_file(tmp_path):
 
 def method_or_skip(name: str) -> None:
     try:
-        solve_methods()[name].function()
+        solve_methods()[name].load()
     except (ImportError, AttributeError) as exc:
         pytest.skip(f"{name} is not written yet: {exc}")
 
@@ -121,7 +129,7 @@ def test_list_has_one_line_per_method(capsys, register):
     methods = solve_methods()
     assert len(lines) == len(methods) and "serial" in methods
     for line, (name, entry) in zip(lines, methods.items(), strict=True):
-        assert line.split()[:3] == [name, entry.kind.value, entry.model.value]
+        assert line.split()[:3] == [name, entry.family.value, entry.model.value]
         assert line.endswith(entry.summary)
 
 
@@ -172,10 +180,12 @@ def test_json_output_is_one_object_with_the_keys(capsys, register, i3_file):
 
 
 def test_json_without_solution_is_strict_json(capsys, register, i3_file):
-    """Tests that nan values print as null (strict JSON) and the status says why."""
+    """Tests that nan values print as null (strict JSON), the status says why, and a solve
+    without a solution exits with EXIT_NO_SOLUTION and one line on stderr."""
     register("stuck", Double(no_schedule))
     code, out, err = run(capsys, "solve", str(i3_file), "--method", "stuck", "--json")
-    assert code == 0, err
+    assert code == EXIT_NO_SOLUTION == 3
+    assert "time_limit_no_solution" in err and len(err.strip().splitlines()) == 1
     doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     assert doc["status"] == "time_limit_no_solution"
     assert doc["objective"] is None and doc["bound"] == 2.5
@@ -222,8 +232,8 @@ def test_schedule_file_round_trips_and_verifies(capsys, register, i3_file, tmp_p
 def test_registered_exact_methods_write_verifiable_schedules(
     capsys, tmp_path, method, instance, optimum
 ):
-    """Tests -o with the real exact methods (theory §10: OPT 4 on I3 and I4): the file
-    holds a schedule of the method's time model whose verified cost is the optimum."""
+    """Tests -o with the real exact methods (docs/theory.md#instances: OPT 4 on I3 and I4): the
+    file holds a schedule of the method's time model whose verified cost is the optimum."""
     method_or_skip(method)
     inst = instance()
     source, target = tmp_path / "inst.json", tmp_path / "out.json"
@@ -267,7 +277,7 @@ def test_output_without_schedule_prints_then_fails(capsys, register, i3_file, tm
     target = tmp_path / "s.json"
     target.write_text("previous")
     code, out, err = run(capsys, "solve", str(i3_file), "--method", "stuck", "-o", str(target))
-    assert code == 1
+    assert code == EXIT_NO_SOLUTION
     assert "time_limit_no_solution" in out
     assert "no schedule to write" in one_error_line(err)
     assert target.read_text() == "previous"
@@ -460,7 +470,10 @@ def test_approximation_bad_param_value_is_one_line(capsys, i3_file):
     code, _, err = run(
         capsys, "solve", str(i3_file), "--method", "sincronia", "--param", "allocation=fair"
     )
-    assert code == 1 and "allocation must be one of greedy, madd" in one_error_line(err)
+    assert (
+        code == 1
+        and "parameter allocation: 'fair' is not one of greedy, madd" in one_error_line(err)
+    )
 
 
 def test_seed_param_is_converted_and_reproducible(capsys, i3_file):

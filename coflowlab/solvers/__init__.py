@@ -10,6 +10,10 @@ Backends:
 - ``"cbc"``: CBC through PuLP (which also writes ``.lp`` / ``.mps`` files);
 - ``"gurobi"``: gurobipy, optional (``pip install coflowlab[gurobi]``). Its pip licence is
   size-limited; a model beyond it raises :class:`coflowlab.SolverNotAvailableError`.
+
+No backend writes to standard output (logs go to standard error with ``log=True``).
+:func:`interruptible` turns Ctrl-C into a graceful stop (status ``interrupted``, with the
+incumbent and bound) and routes progress reports to a hook (:mod:`.control`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,15 @@ from .api import SOLVERS as SOLVERS
 from .api import available_solvers as available_solvers
 from .api import require_solver as require_solver
 from .api import solve as solve
+from .control import ProgressHook as ProgressHook
+from .control import ProgressReporter as ProgressReporter
+from .control import SolveControl as SolveControl
+from .control import SolveProgress as SolveProgress
+from .control import current_control as current_control
+from .control import interrupt_requested as interrupt_requested
+from .control import interruptible as interruptible
+from .control import request_interrupt as request_interrupt
+from .control import stderr_progress as stderr_progress
 from .model import LinearModel as LinearModel
 from .model import ModelBuilder as ModelBuilder
 from .pulp_backend import write_model as write_model
@@ -29,11 +42,20 @@ __all__ = [
     "SOLVERS",
     "LinearModel",
     "ModelBuilder",
+    "ProgressHook",
+    "ProgressReporter",
+    "SolveControl",
+    "SolveProgress",
     "SolveResult",
     "SolveStatus",
     "available_solvers",
+    "current_control",
+    "interrupt_requested",
+    "interruptible",
     "relative_gap",
+    "request_interrupt",
     "require_solver",
     "solve",
+    "stderr_progress",
     "write_model",
 ]

@@ -1,7 +1,7 @@
 """The one sparse form every LP and MIP of coflowlab is built in, and a builder for it.
 
 A formulation is assembled once, block by block, as scipy.sparse matrices: no Python loop
-over terms (``architecture.md``: formulations build, backends solve). Every backend in
+over terms (formulations build, backends solve). Every backend in
 :mod:`coflowlab.solvers` consumes the same :class:`LinearModel`:
 
     minimize  c·x + offset
@@ -11,6 +11,7 @@ over terms (``architecture.md``: formulations build, backends solve). Every back
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -155,6 +156,32 @@ class LinearModel:
     def value(self, x: npt.ArrayLike) -> float:
         """The objective at ``x`` (offset included)."""
         return float(self.c @ np.asarray(x, dtype=float)) + self.offset
+
+    def violation(self, x: npt.ArrayLike) -> float:
+        """The largest absolute violation at ``x`` of a row, a variable bound or an
+        integrality (0 for a feasible point; ``inf`` for a point with ``nan``).
+
+        Examples
+        --------
+        >>> b = ModelBuilder("toy")
+        >>> _ = b.add_variables("x", 2, upper=10.0, integer=True)
+        >>> _ = b.add_rows("cap", sp.csr_matrix([[1.0, 2.0]]), upper=[3.5])
+        >>> m = b.build()
+        >>> m.violation([3.0, 0.0]), m.violation([2.0, 1.0]), m.violation([0.5, 0.0])
+        (0.0, 0.5, 0.5)
+        """
+        v = np.asarray(x, dtype=float)
+        if v.shape != (self.num_vars,) or np.isnan(v).any():
+            return math.inf
+        act = self.A @ v
+        parts = [
+            self.row_lower - act,
+            act - self.row_upper,
+            self.col_lower - v,
+            v - self.col_upper,
+            np.abs(v - np.round(v))[self.integrality],
+        ]
+        return float(max(0.0, *(p.max(initial=0.0) for p in parts)))
 
     def __repr__(self) -> str:
         kind = "MIP" if self.is_mip else "LP"

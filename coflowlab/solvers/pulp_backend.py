@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import SolverError, SolverNotAvailableError
+from .control import current_control
 from .model import LinearModel
 from .result import SolveResult, SolveStatus, relative_gap, unbounded_if_feasible
 
@@ -79,11 +80,21 @@ def solve_cbc(
     mip_gap: float = 1e-6,
     threads: int | None = None,
     log: bool = False,
+    start: np.ndarray | None = None,
+    interruptible: bool = True,
 ) -> SolveResult:
     """Solves ``model`` with CBC (see :func:`coflowlab.solvers.solve` for the parameters).
 
     Deterministic: CBC runs with its fixed default seeds; with ``threads > 1`` it runs in
     its repeatable parallel mode (CBC's ``threads 100+n``).
+
+    CBC writes its log to a file, shown on standard error with ``log=True`` once it ends;
+    ``start`` goes to CBC as a MIP start (PuLP's ``warmStart``). CBC has no callbacks, so it
+    reports no progress; it stops on the terminal's Ctrl-C itself (the SIGINT reaches the
+    whole foreground process group; "Exiting on user event" in its log) and the result is
+    labelled ``interrupted``, with its incumbent and bound. A SIGINT sent to this process
+    alone does not reach CBC, which then runs to its time limit (``interruptible`` is
+    accepted for a uniform signature).
 
     Raises
     ------
@@ -98,8 +109,10 @@ def solve_cbc(
     >>> x = b.add_variables("x", 2, cost=[-1.0, -1.0], upper=10.0, integer=True)
     >>> _ = b.add_rows("cap", sp.csr_matrix([[1.0, 2.0]]), upper=[3.5])
     >>> res = solve_cbc(b.build())
-    >>> res.status.value, res.objective, res.bound, res.x.tolist()
-    ('optimal', -3.0, -3.0, [3.0, 0.0])
+    >>> res.status.value, round(res.objective, 6), round(res.bound, 6)
+    ('optimal', -3.0, -3.0)
+    >>> (res.x.round(6) + 0.0).tolist()  # + 0.0 turns a solver's -0.0 into 0.0
+    [3.0, 0.0]
     """
     path = cbc_path()
     if path is None:
@@ -107,6 +120,12 @@ def solve_cbc(
     import pulp
 
     problem, columns = _to_pulp(model, with_offset=False)
+    warm = start is not None and model.is_mip and not np.isnan(start).all()
+    if warm:
+        assert start is not None
+        for var, value in zip(columns, start.tolist(), strict=True):
+            if not math.isnan(value):
+                var.setInitialValue(value)
     options = []
     if threads is not None and threads > 1:
         options.append(f"threads {100 + int(threads)}")  # 100+n: repeatable parallel search
@@ -121,20 +140,25 @@ def solve_cbc(
             options=options,
             logPath=log_path,
             keepFiles=False,
+            warmStart=warm,
         )
         cmd.tmpDir = tmp
-        start = time.perf_counter()
+        begin = time.perf_counter()
         try:
             problem.solve(cmd)
         except pulp.PulpSolverError as exc:
             raise SolverError(f"model {model.name!r}: CBC failed: {exc}") from None
-        runtime = time.perf_counter() - start
+        runtime = time.perf_counter() - begin
         text = Path(log_path).read_text(errors="replace") if os.path.exists(log_path) else ""
-    if log:
-        sys.stdout.write(text)
+    if log:  # standard output carries results only
+        sys.stderr.write(text)
     values = [v.varValue for v in columns]
     x = np.array([math.nan if v is None else float(v) for v in values], dtype=float)
-    return _interpret(model, cmd.first_line, text, x, runtime, time_limit)
+    result = _interpret(model, cmd.first_line, text, x, runtime, time_limit)
+    control = current_control()
+    if result.status is SolveStatus.INTERRUPTED and control is not None:
+        control.request_interrupt()  # CBC saw the terminal's Ctrl-C: the caller stops too
+    return result
 
 
 def _interpret(
@@ -171,7 +195,12 @@ def _interpret(
         return done(
             kind, math.nan, math.inf if kind is SolveStatus.INFEASIBLE else -math.inf, None
         )
-    if head.startswith("Stopped on time"):
+    # CBC stopped by Ctrl-C says "Stopped on iterations" (or "on time") in its solution
+    # file; its log tells the interrupt apart
+    interrupted = head.startswith("Stopped") and (
+        "Exiting on user event" in log_text or "User ctrl-c" in log_text
+    )
+    if head.startswith("Stopped on time") or interrupted:
         bound = -math.inf
         if model.is_mip:
             best = _last_number(log_text, r"best possible\s+")
@@ -181,8 +210,10 @@ def _interpret(
                 bound = best.number - best.half_ulp + model.offset
         if model.is_mip and "no integer solution" not in head and not np.isnan(x).any():
             objective = model.value(x)
-            return done(SolveStatus.TIME_LIMIT, objective, min(bound, objective), x)
-        return done(SolveStatus.TIME_LIMIT_NO_SOLUTION, math.nan, bound, None)
+            kind = SolveStatus.INTERRUPTED if interrupted else SolveStatus.TIME_LIMIT
+            return done(kind, objective, min(bound, objective), x)
+        kind = SolveStatus.INTERRUPTED if interrupted else SolveStatus.TIME_LIMIT_NO_SOLUTION
+        return done(kind, math.nan, bound, None)
     return done(SolveStatus.ERROR, math.nan, math.nan, None)
 
 

@@ -22,6 +22,11 @@ class SolveStatus(StrEnum):
     proven, ``gap`` between them."""
     TIME_LIMIT_NO_SOLUTION = "time_limit_no_solution"
     """Stopped by the time limit before any feasible solution."""
+    INTERRUPTED = "interrupted"
+    """Stopped by an interrupt (Ctrl-C inside :func:`coflowlab.solvers.interruptible`): like
+    ``time_limit``, ``objective`` and the values are the incumbent and ``bound`` is proven,
+    but there may be no incumbent yet (then ``objective`` is ``nan`` and there are no
+    values: check ``SolveResult.has_solution``)."""
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
     ERROR = "error"
@@ -32,8 +37,14 @@ class SolveStatus(StrEnum):
 
     @property
     def has_solution(self) -> bool:
-        """Whether values come with this status."""
-        return self in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT, SolveStatus.FEASIBLE)
+        """Whether values come with this status (for ``interrupted``: may come, when an
+        incumbent existed)."""
+        return self in (
+            SolveStatus.OPTIMAL,
+            SolveStatus.TIME_LIMIT,
+            SolveStatus.FEASIBLE,
+            SolveStatus.INTERRUPTED,
+        )
 
 
 def relative_gap(objective: float, bound: float) -> float:

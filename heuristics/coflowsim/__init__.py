@@ -1,8 +1,8 @@
 """CoflowSim-compatible time model: a from-scratch re-implementation of CoflowSim's behaviour.
 
-CoflowSim (the Java simulator behind most published coflow results) is described in
-``specs/reference-simulators.md`` §1; this package reproduces its time model and policies so
-that its published numbers can be compared with coflowlab's:
+CoflowSim (Chowdhury, github coflow/coflowsim: the Java simulator behind most published coflow
+results) is described in docs/coflowsim-model.md; this package reproduces its time model and
+policies so that its published numbers can be compared with coflowlab's:
 
 :func:`coflowsim_instance`
     The instance as CoflowSim sees it (MiB rounding, full shuffles, epoch releases).

@@ -1,5 +1,5 @@
 """Bit-exact fast-forwarding of CoflowSim's per-quantum byte accounting
-(``specs/reference-simulators.md`` §1.1: 8 ms quanta, ``ZERO = 1e-3``).
+(docs/coflowsim-model.md#units: 8 ms quanta, ``ZERO = 1e-3``).
 
 In every 8 ms quantum CoflowSim moves ``t = min(d, r)`` bytes of a flow with ``r`` bytes left
 and ``d = rate / 1024`` bytes per quantum, sets ``r = r - t`` in IEEE double arithmetic, and

@@ -1,6 +1,7 @@
 """CoflowSim's coflow-level simulator (FIFO, SCF, NCF, LCF, SEBF, deadlines) and DARK.
 
-The time model is ``specs/reference-simulators.md`` §1.1: coflows are admitted at epoch starts,
+The time model is CoflowSim's (docs/coflowsim-model.md#epochs): coflows are admitted at epoch
+starts,
 time advances in 8 ms quanta, and rates are recomputed only
 
 - at an epoch start that admitted at least one coflow, and
@@ -353,7 +354,7 @@ class CoflowEngine:
         """Runs quanta ``q .. stop-1`` at the current rates.
 
         A reducer ends in the first quantum at whose end its running byte count is at most
-        ``1e-3`` or its last flow has ended (``specs/reference-simulators.md`` §1.1). The count
+        ``1e-3`` or its last flow has ended (docs/coflowsim-model.md#epochs). The count
         drifts from the sum over its flows, so it can run out while a flow still has a few
         bytes left. If that ends a coflow before quantum ``stop - 1``, nothing is run and
         that quantum is returned (run again up to it); otherwise returns the quantum in which

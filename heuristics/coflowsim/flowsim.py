@@ -1,7 +1,7 @@
 """CoflowSim's flow-level simulator: PFP and FAIR.
 
 Both admit coflows at epoch starts like the coflow-level simulator, but decide per quantum and
-per flow (``specs/reference-simulators.md`` §1.1):
+per flow (docs/coflowsim-model.md#flow-policies):
 
 PFP
     Each reducer port keeps its flows in ascending order of size, fixed when a flow arrives (a

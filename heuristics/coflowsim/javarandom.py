@@ -2,7 +2,8 @@
 
 CoflowSim draws every coflow's deadline multiplier from ``new Random(17)``; its backfill order
 and its deadlines depend on those draws, so reproducing CoflowSim needs the exact bits. The
-algorithm is fixed by the Java API documentation (``specs/reference-simulators.md`` §4):
+algorithm is fixed by the Java SE API documentation of ``java.util.Random``
+(docs/coflowsim-model.md#java-random):
 
 - the seed is scrambled once, ``seed = (seed ^ 0x5DEECE66D) & (2**48 - 1)``;
 - ``next(bits)`` advances ``seed = (seed * 0x5DEECE66D + 0xB) & (2**48 - 1)`` and returns the

@@ -1,6 +1,6 @@
 """How CoflowSim sees an instance: MiB rounding, shuffles, static keys and epoch releases.
 
-CoflowSim reads a coflow as mappers and reducers (``specs/reference-simulators.md`` §1.1):
+CoflowSim reads a coflow as mappers and reducers (docs/coflowsim-model.md#units):
 
 - a reducer's bytes are ``MB * 2**20``, truncated to whole bytes and rounded **up** to whole
   MiB; reducers on one port are merged, and so are mappers;
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from coflowlab.constants import MS_PER_UNIT
 from coflowlab.exceptions import InvalidInstanceError
 from coflowlab.instance import Fabric, Instance, Units
 
@@ -60,7 +61,8 @@ RACK_BITS_PER_SEC = 1024.0 * 1048576.0
 
 RACK_BYTES_PER_SEC = RACK_BITS_PER_SEC / 8.0
 
-_TIME_MS = {"ms": 1.0, "unit": 1.0, "s": 1000.0}
+# times without a unit are read as ms, as sizes without a unit are read as MB
+_TIME_MS = {**MS_PER_UNIT, "unit": 1.0}
 
 
 def epoch_release(arrival: npt.ArrayLike, epoch: float = EPOCH_MS) -> npt.NDArray[np.float64]:
@@ -178,7 +180,8 @@ class CoflowSimView:
         size_to_mb = 1.0 if mb_per_unit is None else mb_per_unit
         if instance.units.time not in _TIME_MS:
             raise InvalidInstanceError(
-                f"coflowsim: time unit {instance.units.time!r} is not supported (use ms or s)"
+                f"coflowsim: time unit {instance.units.time!r} is not supported (use one of "
+                f"{', '.join(MS_PER_UNIT)})"
             )
         to_ms = _TIME_MS[instance.units.time]
         n, m = instance.num_coflows, instance.num_ports

@@ -14,6 +14,7 @@ from coflowlab.instance import Instance
 from coflowlab.schedules import FluidSchedule
 from coflowlab.verifier import VerificationReport, verify
 
+from ..registry import ENTRIES
 from .rounding import EPOCH_MS, OFFLINE_EPOCH_MS, CoflowSimView
 
 if TYPE_CHECKING:
@@ -23,19 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["POLICIES", "CoflowSimResult", "resolve_policy", "simulate_coflowsim"]
 
 POLICIES: Mapping[str, str] = MappingProxyType(
-    {
-        "fair": "FAIR",
-        "pfp": "PFP",
-        "fifo": "FIFO",
-        "scf": "SCF",
-        "ncf": "NCF",
-        "tcf": "LCF",
-        "varys": "SEBF",
-        "aalo": "DARK",
-        "varys-deadline": "SEBF-DEADLINE",
-    }
+    {e.name: e.coflowsim for e in ENTRIES if e.coflowsim is not None}
 )
-"""coflowlab's name of each supported CoflowSim policy, mapped to CoflowSim's name.
+"""coflowlab's name of each supported CoflowSim policy, mapped to CoflowSim's name (the
+``coflowsim`` field of the policy's registry entry).
 
 ``tcf`` (total-size-first) is CoflowSim's LCF, ``varys`` its SEBF, ``aalo`` its DARK, and
 ``varys-deadline`` its deadline mode (FIFO admission control, rates ``bytes / deadline``).
@@ -191,7 +183,7 @@ def simulate_coflowsim(
 
     Notes
     -----
-    The model is ``specs/reference-simulators.md`` §1: 10,240 ms admission epochs, 8 ms
+    The model is CoflowSim's (docs/coflowsim-model.md): 10,240 ms admission epochs, 8 ms
     quanta, 1 MiB per quantum per port, MiB rounding, and rates recomputed only at the events
     CoflowSim uses. Each flow's bytes left are kept bit-for-bit as CoflowSim's Java doubles,
     so flows end in the same quanta.
@@ -225,6 +217,7 @@ def simulate_coflowsim(
         order = {"SEBF-DEADLINE": "deadline", "DARK": "dark"}.get(java, java.lower())
         engine = CoflowEngine(view, order, epoch)
     engine.run()
+    _check_finished(instance, engine)
     sched = engine.rec.schedule(view.num_flows)
     full = view.to_instance(instance, offline=offline)
     admitted_mask = np.asarray(engine.admitted)
@@ -288,6 +281,23 @@ def _restrict(sched: FluidSchedule, flows: np.ndarray | None, num_flows: int) ->
     return FluidSchedule(
         len(flows), sched.time[keep], new_index[sched.flow[keep]], sched.rate[keep]
     )
+
+
+def _check_finished(instance: Instance, engine: CoflowEngine | FlowEngine) -> None:
+    """Raises if a coflow that was not rejected is unfinished when CoflowSim's simulated day
+    (:data:`OFFLINE_EPOCH_MS` = 86,400 x 1,024 ms) ends: its engine stops there."""
+    from coflowlab.simulator import SimulationError  # lazy: the simulator imports heuristics
+
+    finish = np.asarray(engine.finish)
+    rejected = np.asarray(getattr(engine, "rejected", np.zeros(len(finish), dtype=bool)))
+    late = np.flatnonzero(np.isnan(finish) & ~rejected)
+    if late.size:
+        k = int(late[0])
+        raise SimulationError(
+            f"coflow {instance.coflow_label[k]!r} does not finish within the {OFFLINE_EPOCH_MS:,} "
+            f"ms (86,400 x 1,024 ms) that CoflowSim's time model simulates ({late.size} of "
+            f"{len(finish)} coflows unfinished); use --time-model exact"
+        )
 
 
 def _cross_check(

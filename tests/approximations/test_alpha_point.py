@@ -1,5 +1,5 @@
 """Tests of α-point stretching of the fluid time-indexed LP (Chowdhury et al., SPAA 2019;
-theory §6.2, §6.6, P14).
+docs/theory.md#alpha-point, §6.6, P14).
 
 Oracles independent of the module's envelope and trapezoid code: the verifier (feasibility,
 completion times, cost of every stretch), ``g_j(s) = min_e h_e(s)`` evaluated directly on a
@@ -227,8 +227,8 @@ def test_profile_matches_the_lp_schedule(kind, seed):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("seed", range(3))
 def test_expectation_is_at_most_twice_the_lp(kind, seed):
-    """Tests theory P14 exactly: ``LP ≤ E_α[cost] ≤ 2·TI-LP`` (within RTOL; the lower side
-    because every stretch is a feasible schedule), and the LP completions read from the
+    """Tests docs/theory.md#properties, P14 exactly: ``LP ≤ E_α[cost] ≤ 2·TI-LP`` (within RTOL; the
+    lower side because every stretch is a feasible schedule), and the LP completions read from the
     amounts are at most the LP's own."""
     inst, values = make(kind, seed), lp(kind, seed)
     profile = alpha_profile(inst, values)
@@ -308,8 +308,9 @@ def test_single_flow_values_derived_by_hand():
 
 
 def test_one_coflow_alone():
-    """Tests theory F1 as a floor: a coflow alone costs at least ``w ρ`` whatever α, the
-    derandomized stretch stays within 2·TI-LP; on theory §10 I1 (ρ = 4, TI-LP = 2.5)."""
+    """Tests docs/theory.md#f1 as a floor: a coflow alone costs at least ``w ρ`` whatever α, the
+    derandomized stretch stays within 2·TI-LP; on instance I1 (docs/theory.md#instances) (ρ = 4,
+    TI-LP = 2.5)."""
     inst = theory_i1()
     opt = float(inst.coflow_weight @ inst.bottleneck)
     best = solve_alpha_point_derandomized(inst)

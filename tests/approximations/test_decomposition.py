@@ -1,4 +1,4 @@
-"""Tests of the König / Birkhoff-von Neumann decompositions (theory §1.2).
+"""Tests of the König / Birkhoff-von Neumann decompositions (docs/theory.md#time-models).
 
 Oracles are the defining properties, checked term by term: each term is a matching (or
 respects the port capacities), the multiplicities sum to the largest line sum ``ρ`` (the
@@ -45,7 +45,7 @@ def random_integral(seed: int) -> np.ndarray:
 
 
 INTEGRAL_CASES = [
-    np.array([[1, 2], [3, 0]]),  # theory §10 I1
+    np.array([[1, 2], [3, 0]]),  # instance I1 (docs/theory.md#instances)
     np.array([[7]]),
     np.array([[0]]),
     np.zeros((3, 4), dtype=int),

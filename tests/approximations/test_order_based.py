@@ -1,6 +1,6 @@
 """Tests of the order-based approximations: the primal-dual (BSSI) ordering and its dual
 certificate, Sincronia, LP-OV list scheduling, the plain orderings, and the shared list
-scheduler (``specs/theory.md`` §3.3, §4, §5, §10)."""
+scheduler (docs/theory.md#primal-dual, #instances)."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def opts() -> dict[int, float]:
 
 # ------------------------------------------------------------------ primal-dual ordering
 def test_primal_dual_on_theory_instances():
-    """Tests theory §10: I2 (one port) gives Smith's order [1, 0, 2] at 19; I3 gives B, C, A,
-    worth 5 on the open shop (OPT 4); I1's single coflow costs its ρ = 4."""
+    """Tests docs/theory.md#instances: I2 (one port) gives Smith's order [1, 0, 2] at 19; I3 gives
+    B, C, A, worth 5 on the open shop (OPT 4); I1's single coflow costs its ρ = 4."""
     i2 = primal_dual_order(theory_i2())
     assert i2.order.tolist() == [1, 0, 2] and i2.cos_value == 19.0
     i3 = primal_dual_order(theory_i3())
@@ -59,7 +59,8 @@ def test_primal_dual_on_theory_instances():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_primal_dual_on_one_port_is_smiths_rule_and_optimal(seed):
-    """Tests P8 (theory §3.6, F2): on one port the PD order is WSPT (Smith) and optimal."""
+    """Tests P8 (docs/theory.md#primal-dual, F2): on one port the PD order is WSPT (Smith) and
+    optimal."""
     inst = single_port(7, seed=seed)
     pd = primal_dual_order(inst)
     value, _ = smith_rule(inst.port_time[:, 0], inst.coflow_weight)
@@ -72,8 +73,8 @@ def test_primal_dual_on_one_port_is_smiths_rule_and_optimal(seed):
 
 @pytest.mark.parametrize("idx", range(len(SMALL) + len(RELEASED)))
 def test_dual_is_a_lower_bound_and_pd_within_two_of_it(idx, opts):
-    """Tests theory §3.3 (Mastrolilli et al. 2010): the dual objective ≤ OPT, and the order's
-    concurrent-open-shop value ≤ 2·dual (P1, P3)."""
+    """Tests docs/theory.md#primal-dual (Mastrolilli et al. 2010): the dual objective ≤ OPT, and
+    the order's concurrent-open-shop value ≤ 2·dual (P1, P3)."""
     inst = (SMALL + RELEASED)[idx]
     pd = primal_dual_order(inst)
     assert pd.dual_objective <= opts[id(inst)] * (1 + RTOL)
@@ -97,16 +98,16 @@ def test_dual_is_feasible_for_the_dual_lp():
 
 
 def test_primal_dual_ties_go_to_the_lowest_index():
-    """Tests the deterministic tie-breaking of theory §4.3: among tied coflows the lowest
-    index is selected, and selection fills the order from the back, so identical coflows come
-    out in reverse index order, as in Sincronia's simulator."""
+    """Tests the deterministic tie-breaking of docs/theory.md#primal-dual: among tied coflows the
+    lowest index is selected, and selection fills the order from the back, so identical coflows
+    come out in reverse index order, as in Sincronia's simulator."""
     inst = Instance.from_matrices([[[1, 0], [0, 1]]] * 4)
     assert primal_dual_order(inst).order.tolist() == [3, 2, 1, 0]
 
 
 def test_primal_dual_puts_zero_load_coflows_first_and_skips_them():
-    """Tests the zero-load case of theory §4.3: a coflow with no load on the bottleneck is
-    never selected there (no division by zero)."""
+    """Tests the zero-load case of docs/theory.md#primal-dual: a coflow with no load on the
+    bottleneck is never selected there (no division by zero)."""
     inst = Instance.from_matrices([[[2, 0], [0, 0]], [[0, 0], [0, 3]], [[1, 0], [0, 0]]])
     pd = primal_dual_order(inst)
     assert np.isfinite(pd.dual).all() and sorted(pd.order.tolist()) == [0, 1, 2]
@@ -116,8 +117,8 @@ def test_primal_dual_puts_zero_load_coflows_first_and_skips_them():
 @pytest.mark.parametrize("allocation", ["greedy", "madd"])
 @pytest.mark.parametrize("idx", range(len(SMALL)))
 def test_sincronia_within_four_of_opt(idx, allocation, opts):
-    """Tests Sincronia's theorem (Agarwal et al. 2018; theory §4.2): Σ w C ≤ 4·OPT with zero
-    release dates, for both allocations; the reported guarantee says the same."""
+    """Tests Sincronia's theorem (Agarwal et al. 2018; docs/theory.md#sincronia): Σ w C ≤ 4·OPT
+    with zero release dates, for both allocations; the reported guarantee says the same."""
     inst = SMALL[idx]
     sol = solve_sincronia(inst, allocation=allocation)
     assert sol.kind is SolutionKind.APPROXIMATION and sol.report.feasible
@@ -128,8 +129,8 @@ def test_sincronia_within_four_of_opt(idx, allocation, opts):
 
 @pytest.mark.parametrize("idx", range(len(SMALL)))
 def test_greedy_completion_within_prefix_loads(idx):
-    """Tests F5 (theory §1.4, P4): in any order, greedy finishes each coflow by the largest
-    ingress-plus-egress load of its prefix over its flows' port pairs (zero release)."""
+    """Tests F5 (docs/theory.md#basic-facts, P4): in any order, greedy finishes each coflow by the
+    largest ingress-plus-egress load of its prefix over its flows' port pairs (zero release)."""
     inst = SMALL[idx]
     m = inst.num_ports
     for order in (primal_dual_order(inst).order, np.arange(inst.num_coflows)[::-1]):
@@ -145,8 +146,8 @@ def test_greedy_completion_within_prefix_loads(idx):
 
 @pytest.mark.parametrize("idx", range(len(SMALL)))
 def test_lp_ov_list_scheduling_within_four_of_lp_ov(idx):
-    """Tests Shafiee-Ghaderi's bound (theory §5.3, P5): LP-OV + list scheduling ≤ 4·LP-OV
-    without release dates."""
+    """Tests Shafiee-Ghaderi's bound (docs/theory.md#lp-ov-ls, P5): LP-OV + list scheduling ≤
+    4·LP-OV without release dates."""
     sol = run_method(SMALL[idx], "lp-ov-ls")
     assert sol.bound_source == "lp-ov" and sol.guarantee.factor == 4.0
     assert sol.objective <= 4 * sol.bound * (1 + RTOL)
@@ -154,7 +155,7 @@ def test_lp_ov_list_scheduling_within_four_of_lp_ov(idx):
 
 @pytest.mark.parametrize("idx", range(len(RELEASED)))
 def test_lp_ov_list_scheduling_within_five_of_lp_ov_with_releases(idx, opts):
-    """Tests the release-date bound (theory §5.3, P5): ≤ 5·LP-OV, and LP-OV ≤ OPT."""
+    """Tests the release-date bound (docs/theory.md#lp-ov-ls, P5): ≤ 5·LP-OV, and LP-OV ≤ OPT."""
     inst = RELEASED[idx]
     sol = run_method(inst, "lp-ov-ls")
     assert sol.guarantee.factor == 5.0
@@ -215,8 +216,8 @@ def test_list_schedule_rejects_bad_orders():
 
 # ------------------------------------------------------------------ ratios
 def test_ratio_against_opt_lp_and_dual():
-    """Tests ratio(): theory §10 I3 gives 5/4 against OPT; against the dual and LP-OV the
-    ratio is at least the one against OPT (both are lower bounds)."""
+    """Tests ratio(): instance I3 (docs/theory.md#instances) gives 5/4 against OPT; against the
+    dual and LP-OV the ratio is at least the one against OPT (both are lower bounds)."""
     inst = theory_i3()
     r_opt = ratio(inst, "primal-dual", "opt")
     assert r_opt.ratio == pytest.approx(1.25, rel=1e-9)
@@ -236,12 +237,11 @@ def test_ratio_says_when_an_instance_is_too_large_for_opt():
 
 
 def test_theory_section_10_values():
-    """Tests the named instances of theory §10. I1 (one coflow, ρ = 4): every method gives 4
-    (on this instance; in general greedy rates only meet F5 on one coflow, not ρ: see
-    proofs-checks/test_structure.py). I2 (one port): the PD order and Smith's give the
-    optimum 19. I3: PD gives 5 (its hand check), LP-OV-LS the optimum 4. I4: PD puts A last
-    (ties on ingress 0 select A, the lowest index), giving OPT 4; FIFO serves A first, giving
-    5 (§10)."""
+    """Tests the named instances of docs/theory.md#instances. I1 (one coflow, ρ = 4): every method
+    gives 4 (on this instance; in general greedy rates only meet F5 on one coflow, not ρ: see
+    proofs-checks/test_structure.py). I2 (one port): the PD order and Smith's give the optimum 19.
+    I3: PD gives 5 (its hand check), LP-OV-LS the optimum 4. I4: PD puts A last (ties on ingress 0
+    select A, the lowest index), giving OPT 4; FIFO serves A first, giving 5 (§10)."""
     for method in METHODS:
         if method.startswith(("order-", "primal", "sinc", "lp-ov")):
             assert run_method(theory_i1(), method).objective == pytest.approx(4.0, rel=1e-9)
@@ -255,8 +255,8 @@ def test_theory_section_10_values():
 
 
 def test_ratio_of_a_slotted_algorithm_uses_the_slotted_optimum():
-    """Tests that QSZ (slotted) is measured against exact-slotted: theory §10 R1 has slotted
-    OPT 9, and the ratio is at least 1."""
+    """Tests that QSZ (slotted) is measured against exact-slotted: instance R1
+    (docs/theory.md#instances) has slotted OPT 9, and the ratio is at least 1."""
     r = ratio(theory_r1(), "qsz", "opt")
     assert r.reference_method == "exact-slotted"
     assert r.reference_value == pytest.approx(9.0, rel=1e-9) and r.ratio >= 1 - RTOL

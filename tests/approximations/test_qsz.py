@@ -1,9 +1,9 @@
-"""Tests of the Qiu-Stein-Zhong grouping algorithm (theory §2.3-2.5, §9 P1, P6, P7).
+"""Tests of the Qiu-Stein-Zhong grouping algorithm (docs/theory.md#qsz, P6, P7).
 
-Oracles: the verifier (through ``approximation_solution``), the LP's own primal values
-re-solved here (the half-interval rule and the two lemmas of the derivation), the aggregated
-matrix's ``ρ`` recomputed from the instance, the known optima of theory §10 and the exact
-slotted MIP on small instances.
+Oracles: the verifier (through ``approximation_solution``), the LP's own primal values re-solved
+here (the half-interval rule and the two lemmas of the derivation), the aggregated matrix's ``ρ``
+recomputed from the instance, the known optima of docs/theory.md#instances and the exact slotted
+MIP on small instances.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ def test_backfill_uses_idle_slot_of_r1() -> None:
     assert filled.objective < plain.objective
 
 
-# ---------------------------------------------------------------- theory §10 and the LP
+# ------------------------------------------------------- docs/theory.md#instances and the LP
 @pytest.mark.parametrize("name", THEORY)
 def test_theory_instances(name: str) -> None:
     inst = EXAMPLES[name]()

@@ -67,7 +67,8 @@ def test_invalid_input_raises_with_precise_message(change, message):
 
 
 def test_derived_values_match_hand_computation():
-    """Tests loads, bottleneck, width, length, size and skew on theory.md §10 I1."""
+    """Tests loads, bottleneck, width, length, size and skew on instance I1
+    (docs/theory.md#instances)."""
     inst = Instance.from_matrices([[[1, 2], [3, 0]], [[0, 5], [0, 0]]])
     assert_allclose(inst.ingress_load, [[3, 3], [5, 0]])
     assert_allclose(inst.egress_load, [[4, 2], [0, 5]])
@@ -166,7 +167,7 @@ def full_instance() -> Instance:
         [0, 1, 1, 2],
         [0, 1, 2, 0],
         [1, 1, 0, 2],
-        [0.1, 2.0, 1 / 3, 4e9],
+        [0.1, 2.0, 1 / 3, 4e4],
         [0.0, 1.5, 1.25, 3.0],
         coflow_release=[0.0, 1.0, 2.0],
         coflow_weight=[1.0, 2.5, 0.0],
@@ -208,7 +209,7 @@ def test_equality_sees_every_field():
     ("mutate", "message"),
     [
         (lambda d: d.pop("flows"), "missing key 'flows'"),
-        (lambda d: d["flows"].pop("size"), "missing key flows.'size'"),
+        (lambda d: d["flows"].pop("size"), "missing key 'flows.size'"),
         (lambda d: d.update(format="other"), "'format' must be"),
         (lambda d: d.update(version=99), "unsupported version 99"),
         (lambda d: d["flows"]["size"].__setitem__(0, -1.0), "coflow 0, flow 0: size is -1.0"),
@@ -267,3 +268,92 @@ def test_time_models_are_explicit():
     assert str(cl.SLOTTED) == "slotted"
     assert cl.FluidSchedule.model is cl.FLUID
     assert cl.SlottedSchedule.model is cl.SLOTTED
+
+
+# ---------------------------------------------------------------------- supported range
+# The limits are coflowlab.constants.MIN_VALUE = 1e-6, MAX_VALUE = 1e12, MAX_TIME_RATIO = 1e7;
+# each case below is on one side of one limit by at least a factor 10 (or is the limit itself).
+@pytest.mark.parametrize(
+    ("change", "field", "index", "message"),
+    [
+        ({"flow_size": [1.0, 1e300, 3.0, 4.0]}, "flow_size", 1, r"size is 1e\+300, outside"),
+        ({"flow_size": [1e-7, 2.0, 3.0, 4.0]}, "flow_size", 0, r"size is 1e-07, outside"),
+        ({"flow_size": [1.0, 2.0, np.inf, 4.0]}, "flow_size", 2, "size is inf"),
+        ({"flow_size": [1.0, 2.0, 3.0, -np.inf]}, "flow_size", 3, "size is -inf"),
+        ({"fabric": (3, 1e-7)}, "ingress_capacity", 0, r"capacity is 1e-07, outside"),
+        (
+            {"fabric": (3, 1.0, [1.0, 1e13, 1.0])},
+            "egress_capacity",
+            1,
+            "is 10000000000000.0, outside",
+        ),
+        (
+            {"coflow_release": [0.0, 1e13]},
+            "coflow_release",
+            1,
+            r"release is 10000000000000\.0, outside",
+        ),
+        (
+            {"coflow_weight": [1e13, 1.0]},
+            "coflow_weight",
+            0,
+            r"weight is 10000000000000\.0, outside",
+        ),
+        ({"coflow_deadline": [1e-7, np.inf]}, "coflow_deadline", 0, r"deadline is 1e-07"),
+        (
+            {"coflow_deadline": [np.inf, 1e13]},
+            "coflow_deadline",
+            1,
+            r"deadline is 10000000000000\.0",
+        ),
+        # each flow alone ends at release + size / capacity: 1e12 / 0.1 = 1e13 > 1e12
+        (
+            {"fabric": (3, 0.1), "flow_size": [1.0, 2.0, 3.0, 1e12]},
+            "flow_size",
+            3,
+            "1e\\+13",
+        ),
+        # flow 0 takes 1 time unit, flow 3 at least 1e9: a ratio of 1e9 > 1e7
+        (
+            {"flow_size": [1.0, 2.0, 3.0, 1e9]},
+            "flow_size",
+            0,
+            "a ratio of 1e\\+09, above the 1e\\+07",
+        ),
+        # flow 0 takes 1e-6, the span is at least max(1, 4) = 4: a ratio of 4e6 is fine, but
+        # a release of 100 makes it (100 + 4) / 1e-6 = 1.04e8
+        ({"flow_size": [1e-6, 2, 3, 4], "coflow_release": [0, 100]}, "flow_size", 0, "1.04e\\+08"),
+    ],
+)
+def test_values_outside_the_supported_range_are_refused(change, field, index, message):
+    """Tests that sizes, capacities, releases, weights, deadlines, earliest flow ends and the
+    ratio of the time span to the shortest transfer outside coflowlab.constants' range are
+    refused, the error naming the coflow or port, the field and the value."""
+    kwargs = base_kwargs() | change
+    with pytest.raises(InvalidInstanceError, match=message) as info:
+        if isinstance(kwargs["fabric"], tuple):  # built here: Fabric validates capacities
+            kwargs["fabric"] = Fabric(*kwargs["fabric"])
+        Instance(**kwargs)
+    assert_equal((info.value.field, info.value.index), (field, index))
+
+
+def test_values_at_the_limits_are_accepted():
+    """Tests that the limits themselves are inside the range: sizes 1e-6 and 1e12 (not in the
+    same instance: their ratio is 1e18), capacities 1e-6 and 1e12, a ratio of exactly 1e7."""
+    from coflowlab.constants import MAX_TIME_RATIO, MAX_VALUE, MIN_VALUE
+
+    assert_equal((MIN_VALUE, MAX_VALUE, MAX_TIME_RATIO), (1e-6, 1e12, 1e7))
+    assert Instance(1, [0], [0], [0], [1e-6]).bottleneck[0] == 1e-6
+    assert Instance(1, [0], [0], [0], [1e12]).bottleneck[0] == 1e12
+    assert Instance(Fabric(1, 1e12, 1e12), [0], [0], [0], [1e12]).bottleneck[0] == 1.0
+    assert Instance(Fabric(1, 1e-6, 1e-6), [0], [0], [0], [1e-6]).bottleneck[0] == 1.0
+    inst = Instance(2, [0, 1], [0, 1], [0, 1], [1.0, 1e7])  # span 1e7 / shortest 1
+    assert_equal(inst.flow_size, [1.0, 1e7])
+    with pytest.raises(InvalidInstanceError, match="ratio"):
+        Instance(2, [0, 1], [0, 1], [0, 1], [1.0, 1.1e7])
+
+
+def test_too_many_ports_are_refused_before_allocating():
+    """Tests that a port count beyond MAX_PORTS (a typo in a header) is refused at once."""
+    with pytest.raises(InvalidInstanceError, match="num_ports is 15052600000, beyond"):
+        Fabric(15052600000)

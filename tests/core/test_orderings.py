@@ -199,7 +199,7 @@ def test_sebf_residual_matches_the_definition(seed):
 
 
 def test_instance_order_fig_5_3():
-    """Tests thesis Fig. 5.3: SEBF picks C2 first, SCF/NCF/TCF pick C1 (spec §8.6)."""
+    """Tests thesis Fig. 5.3: SEBF picks C2 first, SCF/NCF/TCF pick C1 (docs/examples.md)."""
     inst = examples.fig_5_3()
     assert_equal(instance_order(inst, "sebf"), [1, 0])
     for name in ("scf", "ncf", "tcf"):

@@ -279,7 +279,7 @@ def test_malformed_fluid_schedule_raises(kwargs, match):
 
 # ---------------------------------------------------------------- slotted
 def i4() -> Instance:
-    """theory.md §10 I4: OPT 4 with B, C in slot 1 and A in slot 2."""
+    """instance I4 (docs/theory.md#instances): OPT 4 with B, C in slot 1 and A in slot 2."""
     return Instance.from_matrices(
         [[[1, 0], [0, 1]], [[0, 1], [0, 0]], [[0, 0], [1, 0]]], labels=["A", "B", "C"]
     )
@@ -306,14 +306,15 @@ def test_slotted_capacity_violation_names_port_and_slot():
 
 
 def test_slotted_release_means_first_slot_after_it():
-    """Tests theory.md §10 R1's convention: release 1 means sending from slot 2 on."""
+    """Tests the slotted release convention of docs/theory.md#time-models: release 1 means sending
+    from slot 2 on."""
     inst = Instance.from_matrices(
         [[[2, 0], [0, 0]], [[1, 0], [0, 1]]], release=[0, 1], weight=[1, 3]
     )  # flows: C0 0->0 (0), C1 0->0 (1), C1 1->1 (2)
     opt = SlottedSchedule(3, slot=[1, 2, 2, 3], flow=[0, 1, 2, 0], amount=[1, 1, 1, 1])
     report = verify(inst, opt)
     assert report.feasible, report.summary()
-    assert report.weighted_completion_time == 9.0  # the optimum stated in theory.md §10
+    assert report.weighted_completion_time == 9.0  # the optimum stated in docs/theory.md#instances
     early = SlottedSchedule(3, slot=[1, 1, 2, 3], flow=[1, 2, 0, 0], amount=[1, 1, 1, 1])
     assert "early" in verify(inst, early).counts
 

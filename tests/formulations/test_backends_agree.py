@@ -1,12 +1,11 @@
 """Tests that every registered method gives the same answer on every LP/MIP backend.
 
-Each method of ``coflowlab.formulations.METHODS`` runs on the tiny instances of theory §10
-(I1-I4) with HiGHS, the default backend and the reference, and with each backend of the
-``--solvers`` option (``tests/conftest.py``; default: every installed one). Status,
-objective and bound must agree within 1e-6 relative. MIPs are solved at zero gap so that
-"optimal" means the same thing everywhere. Deadline methods get a deadline version of each
-instance (``D_j = r_j + ⌈1.5 ρ_j⌉``). A method whose module is not written yet is skipped,
-saying so.
+Each method of ``coflowlab.formulations.METHODS`` runs on the tiny instances of
+docs/theory.md#instances (I1-I4) with HiGHS, the default backend and the reference, and with each
+backend of the ``--solvers`` option (``tests/conftest.py``; default: every installed one). Status,
+objective and bound must agree within 1e-6 relative. MIPs are solved at zero gap so that "optimal"
+means the same thing everywhere. Deadline methods get a deadline version of each instance (``D_j =
+r_j + ⌈1.5 ρ_j⌉``). A method whose module is not written yet is skipped, saying so.
 """
 
 from __future__ import annotations
@@ -36,17 +35,8 @@ def with_deadlines(inst: Instance) -> Instance:
 
 
 def method_function(name: str):
-    """The method's function, or a skip when its module or function is not written yet."""
-    entry = METHODS[name]
-    module, func = entry.target.split(":")
-    try:
-        return entry.function()
-    except ModuleNotFoundError as exc:
-        if exc.name == f"coflowlab.formulations.{module}":
-            pytest.skip(f"{name}: formulations/{module}.py is not written yet")
-        raise
-    except AttributeError:
-        pytest.skip(f"{name}: formulations/{module}.py does not define {func} yet")
+    """The registered method's function."""
+    return METHODS[name].load()
 
 
 def solve_once(name: str, instance_name: str, solver: str) -> Solution | str:

@@ -1,4 +1,4 @@
-"""Tests of the combinatorial bounds (``specs/theory.md`` §1.4, F3 and F4) and of the completion
+"""Tests of the combinatorial bounds (docs/theory.md#basic-facts, F3 and F4) and of the completion
 floors the relaxations share."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from coflowlab.instances.examples import theory_i1, theory_i2, theory_r1
 
 
 def test_known_bounds():
-    """Tests F3 and F4 on theory §10: I1's ``w ρ = 4``; I2's Smith optimum 19 (one port, so
-    F4 is OPT); R1's ``Σ w (r + ρ) = 1·2 + 3·(1 + 1) = 8``."""
+    """Tests F3 and F4 on docs/theory.md#instances: I1's ``w ρ = 4``; I2's Smith optimum 19 (one
+    port, so F4 is OPT); R1's ``Σ w (r + ρ) = 1·2 + 3·(1 + 1) = 8``."""
     assert bound_release_rho(theory_i1()).objective == 4.0
     assert bound_smith(theory_i2()).objective == 19.0
     assert bound_release_rho(theory_r1()).objective == 8.0

@@ -1,6 +1,6 @@
-"""Tests of the exact fluid methods: the order LP (theory §7.2) and ``exact-fluid``.
+"""Tests of the exact fluid methods: the order LP (docs/theory.md#exact) and ``exact-fluid``.
 
-The oracles are the known optima of ``specs/theory.md`` §10 and, on small random instances,
+The oracles are the known optima of docs/theory.md#instances and, on small random instances,
 brute-force enumeration of every completion order and every interleaving of the release
 events, each solved as an order LP.
 """
@@ -67,7 +67,7 @@ def assert_verified(instance: Instance, sol) -> None:
     ],
 )
 def test_known_optima_of_theory_section_10(make, expected, algorithm):
-    """Tests that both algorithms prove the optima of theory §10 I1-I4."""
+    """Tests that both algorithms prove the optima of I1-I4 (docs/theory.md#instances)."""
     inst = make()
     sol = solve_exact_fluid(inst, algorithm=algorithm)
     assert sol.status is SolveStatus.OPTIMAL
@@ -93,7 +93,7 @@ def test_i4_serving_the_coupled_coflow_first_costs_more():
 
 def test_r1_fluid_optimum_agrees_with_enumeration():
     """Tests R1 (a release date where preemption pays): B&B, MIP and enumeration agree,
-    and the fluid optimum is at most the slotted one (9, theory §10)."""
+    and the fluid optimum is at most the slotted one (9, docs/theory.md#instances)."""
     inst = examples.theory_r1()
     expected = enumerate_optimum(inst)
     for algorithm in ALGORITHMS:
@@ -261,3 +261,50 @@ def test_registry_runs_exact_fluid_and_is_deterministic():
     assert first.to_dict()["order"] == [inst.coflow_label[k] for k in first.order]
     small = examples.theory_i4()
     assert solve_method(small, "exact-fluid", algorithm="mip").objective == pytest.approx(4.0)
+
+
+# ---------------------------------------------------------------- issue 12: MIP decoding
+def _late_release_instances() -> list[tuple[str, Instance]]:
+    """Instances on which the position MIP once returned its heuristic incumbent with status
+    ``optimal`` although its own objective was lower: the MIP may time a release event
+    after the completion it follows (``t_p ≥ R``), and decoding its positions as the order
+    LP's interleaving made that LP infeasible."""
+    from coflowlab import Coflow
+
+    integral = Instance.from_coflows(
+        [
+            Coflow([(1, 1, 3.0), (1, 1, 1.0)], weight=2.0),
+            Coflow([(0, 0, 2.0), (1, 1, 1.0)], release=2.0, weight=3.0),
+            Coflow([(1, 0, 3.0)], weight=2.0),
+            Coflow([(0, 0, 3.0), (1, 1, 3.0)], release=1.0, weight=3.0),
+        ],
+        2,
+    )
+    real = Instance.from_coflows(
+        [
+            Coflow([(0, 1, 1.0), (1, 0, 1.0), (1, 1, 2.0)], weight=2.0),
+            Coflow([(1, 1, 2.0)], release=0.9198211485509256, weight=3.0),
+            Coflow([(0, 1, 3.0), (1, 0, 5.0)], release=1.6528755029947546, weight=2.0),
+            Coflow([(0, 0, 4.0)], release=2.2253668066112002, weight=4.0),
+        ],
+        Fabric(2, [1.0, 2.0], [1.0, 2.0]),
+    )
+    return [("integral", integral), ("real-capacities", real)]
+
+
+@pytest.mark.parametrize(
+    ("name", "inst"), _late_release_instances(), ids=[c[0] for c in _late_release_instances()]
+)
+def test_mip_returns_its_own_optimum_not_the_heuristic(name, inst):
+    """Regression (issue 12): with release dates, ``algorithm="mip"`` must return a schedule
+    whose verified cost is the optimum it proves (the enumerated one: 67 on the integral
+    instance, where it used to return the heuristic's 68)."""
+    expected = enumerate_optimum(inst)
+    sol = solve_exact_fluid(inst, algorithm="mip")
+    assert sol.status is SolveStatus.OPTIMAL
+    assert sol.objective == pytest.approx(expected, rel=1e-6), sol.details
+    assert sol.objective == pytest.approx(sol.bound, rel=1e-6)
+    assert sol.details["mip_objective"] == pytest.approx(expected, rel=1e-6)
+    assert_verified(inst, sol)
+    bnb = solve_exact_fluid(inst)
+    assert bnb.objective == pytest.approx(expected, rel=1e-6)

@@ -1,8 +1,8 @@
 """Tests of the LP relaxations: LP-OV and its binary (COS) version, the interval-indexed LP and
-the parallel-inequality LP (``specs/theory.md`` §2.3, §3.2, §5.2, §9 P1, P2, P9, §10).
+the parallel-inequality LP (docs/theory.md#interval-lp, #parallel-lp, #lp-ov, P2, P9, §10).
 
 The exact fluid optimum they are compared with comes from :func:`fluid_opt`, written here
-independently of the toolkit's exact methods: theory §7.2's LP per completion order,
+independently of the toolkit's exact methods: docs/theory.md#exact LP per completion order,
 extended to release dates by also enumerating where each completion falls among the
 release dates.
 """
@@ -183,15 +183,15 @@ RELAXATIONS = {
 
 # ---------------------------------------------------------------- the oracle itself
 def test_oracle_matches_the_known_optima():
-    """Tests that the enumeration oracle reproduces theory §10's optima (I1 4, I2 19, I3 4,
-    I4 4) and R1's fluid optimum 9 (C1 holds port 0 in [1, 2], C0 sends in [0, 1] and
-    [2, 3]: 3 + 3·2; the other order costs 2 + 3·3 = 11)."""
+    """Tests that the enumeration oracle reproduces docs/theory.md#instances optima (I1 4, I2 19,
+    I3 4, I4 4) and R1's fluid optimum 9 (C1 holds port 0 in [1, 2], C0 sends in [0, 1] and [2, 3]:
+    3 + 3·2; the other order costs 2 + 3·3 = 11)."""
     got = [fluid_opt(f()) for f in (theory_i1, theory_i2, theory_i3, theory_i4, theory_r1)]
     assert got == pytest.approx([4, 19, 4, 4, 9], rel=1e-9)
 
 
 def test_oracle_agrees_with_exact_fluid_when_present():
-    """Tests that the oracle agrees with the toolkit's exact-fluid method (theory §7.2) on
+    """Tests that the oracle agrees with the toolkit's exact-fluid method (docs/theory.md#exact) on
     zero-release instances; skipped while that method is not available."""
     for inst in ZERO_RELEASE[:3]:
         try:
@@ -201,15 +201,15 @@ def test_oracle_agrees_with_exact_fluid_when_present():
         assert sol.objective == pytest.approx(opt(inst), rel=RTOL)
 
 
-# ---------------------------------------------------------------- theory §10
+# ---------------------------------------------------------------- docs/theory.md#instances
 @pytest.mark.parametrize("name", ["lp-ov", "lp-ov-binary", "parallel-lp"])
 @pytest.mark.parametrize(
     ("make", "expected"), [(theory_i1, 4.0), (theory_i2, 19.0), (theory_i3, 4.0)]
 )
 def test_known_values(name, make, expected):
-    """Tests theory §10: all LPs = 4 on I1 and I3. On I2 (one port) the three are exact, 19:
-    the parallel inequalities describe a single machine's completion-time polytope, and LP-OV
-    on one port pays ``min(w_b p_a, w_a p_b)`` per pair, which is Smith's order."""
+    """Tests docs/theory.md#instances: all LPs = 4 on I1 and I3. On I2 (one port) the three are
+    exact, 19: the parallel inequalities describe a single machine's completion-time polytope, and
+    LP-OV on one port pays ``min(w_b p_a, w_a p_b)`` per pair, which is Smith's order."""
     sol = RELAXATIONS[name](make())
     assert sol.kind is SolutionKind.RELAXATION and sol.status is SolveStatus.OPTIMAL
     assert sol.objective == pytest.approx(expected, rel=1e-9)
@@ -217,15 +217,15 @@ def test_known_values(name, make, expected):
 
 
 def test_interval_lp_known_values():
-    """Tests the interval LP on I1, I2 and I3, derived by hand (it is weaker than the spec's "all
-    LPs = 4" says for I3).
+    """Tests the interval LP on I1, I2 and I3, derived by hand (it is weaker than the basic form's
+    "all LPs = 4" says for I3).
 
     I1: ρ = 4; every interval ``l`` allowed has ``τ_l ≥ 4`` and charge ``max(τ_{l−1}, 4) = 4``:
-    value 4. The spec's charge ``τ_{l−1}`` on the spec grid (1, 2, 4) puts C in (2, 4]: 2.
+    value 4. The basic form's charge ``τ_{l−1}`` on the basic grid (1, 2, 4) puts C in (2, 4]: 2.
 
     I3: floors 1, grid ``0, 1, 2``, charges 1, 1, 2. Only ``τ_1 = 1`` has load rows
     (``X_A + X_C ≤ 1``, ``X_B + X_C ≤ 1``); all three complete in ``(1, 2]`` at charge 1: 3.
-    With the spec's charges (0, 1, 2), A and B in ``(0, 1]`` and C in ``(1, 2]``: 1.
+    With the basic form's charges (0, 1, 2), A and B in ``(0, 1]`` and C in ``(1, 2]``: 1.
 
     I2 (one port, ``p = (3, 1, 2)``, ``w = (3, 1, 1)``, OPT 19): grid ``0, 1, 2, 4, 8``. Job 1
     completes in ``(0, 1]`` (charge 1). Jobs 0 and 2 compete for ``(2, 4]`` (charges 3 and 2,
@@ -325,7 +325,7 @@ def test_binary_is_labelled_as_the_cos_relaxation():
 # ---------------------------------------------------------------- release dates
 def test_shifted_parallel_inequalities_are_stronger():
     """Tests the release-shifted parallel inequalities on one port with two unit jobs both
-    released at 5: OPT = 6 + 7 = 13; the spec's form only gives the floors, 6 + 6 = 12; the
+    released at 5: OPT = 6 + 7 = 13; the basic form only gives the floors, 6 + 6 = 12; the
     shifted one ``C_0 + C_1 ≥ 5·2 + 3`` gives 13."""
     inst = Instance.from_matrices([[[1.0]], [[1.0]]], release=[5, 5])
     assert fluid_opt(inst) == pytest.approx(13.0)

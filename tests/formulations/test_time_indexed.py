@@ -1,20 +1,20 @@
-"""Tests of the time-indexed formulations (theory §7.1): exact slotted MIP and fluid LP bound.
+"""Tests of the time-indexed formulations (docs/theory.md#time-indexed): exact slotted MIP and
+fluid LP bound.
 
-Oracles: the known optima of theory §10, a brute-force search over every slotted schedule of
-tiny instances, and the fluid optimum of tiny instances by theory §7.2 (one LP per completion
-order, solved with scipy's ``linprog``, independent of the solver layer).
+Oracles: the known optima of docs/theory.md#instances, and the brute-force references of
+``proofs-checks/brute_force.py`` (shared with the property suites): a search over every slotted
+schedule of tiny instances, and the fluid optimum of tiny instances (one LP per event sequence,
+solved with scipy's ``linprog``, independent of the formulations and the solver layer).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from functools import cache
 
 import numpy as np
 import pytest
+from brute_force import fluid_opt, slotted_opt
 from numpy.testing import assert_equal
-from scipy.optimize import linprog
 
 from coflowlab import Fabric, Instance, verify
 from coflowlab.exceptions import InvalidInstanceError, ModelTooLargeError
@@ -33,89 +33,6 @@ from coflowlab.solvers import SolveStatus
 THEORY = ["theory_i1", "theory_i2", "theory_i3", "theory_i4", "theory_r1"]
 
 
-# ---------------------------------------------------------------- oracles
-def brute_force_slotted(inst: Instance) -> float:
-    """Slotted OPT of Σ w C by dynamic programming over every schedule: in each slot, any
-    set of released, unfinished flows that is a matching (unit capacities, integral data)
-    sends one unit each, idling included."""
-    size = tuple(int(d) for d in inst.flow_size)
-    first = [math.ceil(r) + 1 for r in inst.flow_release]  # r = 1: first slot is 2
-    src, dst, cof = inst.flow_src.tolist(), inst.flow_dst.tolist(), inst.flow_coflow.tolist()
-    w = inst.coflow_weight.tolist()
-    horizon = max(first) - 1 + sum(size)
-    flows_of = [[e for e in range(len(size)) if cof[e] == j] for j in range(inst.num_coflows)]
-
-    def matchings(avail: list[int]) -> list[tuple[int, ...]]:
-        out: list[tuple[int, ...]] = [()]
-        for e in avail:
-            out += [(*s, e) for s in out if all(src[f] != src[e] and dst[f] != dst[e] for f in s)]
-        return out
-
-    @cache
-    def best(t: int, rem: tuple[int, ...]) -> float:
-        if not any(rem):
-            return 0.0
-        if t >= horizon:
-            return math.inf
-        avail = [e for e in range(len(rem)) if rem[e] and t + 1 >= first[e]]
-        value = math.inf
-        for s in matchings(avail):
-            new = list(rem)
-            for e in s:
-                new[e] -= 1
-            done = sum(
-                w[j] * (t + 1)
-                for j, fl in enumerate(flows_of)
-                if any(rem[e] for e in fl) and not any(new[e] for e in fl)
-            )
-            value = min(value, done + best(t + 1, tuple(new)))
-        return value
-
-    return best(0, size)
-
-
-def fluid_opt_by_orders(inst: Instance) -> float:
-    """Fluid OPT with zero releases (theory §7.2): for each completion order, an LP over
-    breakpoints ``t_1 ≤ … ≤ t_n`` and the amounts ``x[e, k]`` sent in ``(t_{k-1}, t_k]``."""
-    assert not inst.has_releases
-    n, nf, m = inst.num_coflows, inst.num_flows, inst.num_ports
-    cap = inst.fabric.port_capacity
-    best = math.inf
-    for order in itertools.permutations(range(n)):
-        pos = np.empty(n, dtype=int)
-        pos[list(order)] = np.arange(n)
-        # variables: t_1..t_n, then x[e, k] for k = 0..n-1 (zero upper bound after pos)
-        nv = n + nf * n
-        c = np.zeros(nv)
-        c[:n] = inst.coflow_weight[list(order)]
-        a_eq, b_eq = np.zeros((nf, nv)), inst.flow_size.copy()
-        for e in range(nf):
-            a_eq[e, n + e * n : n + e * n + n] = 1
-        a_ub, b_ub = [], []
-        for k in range(n):
-            for v in range(2 * m):
-                row = np.zeros(nv)
-                ports = np.where(v < m, inst.flow_src == v, inst.flow_dst == v - m)
-                row[n + np.flatnonzero(ports) * n + k] = 1
-                row[k] -= cap[v]
-                if k:
-                    row[k - 1] += cap[v]
-                a_ub.append(row)
-                b_ub.append(0.0)
-        bounds = [(0, None)] * n + [
-            (0, None if k <= pos[inst.flow_coflow[e]] else 0) for e in range(nf) for k in range(n)
-        ]
-        for k in range(1, n):  # t_{k-1} ≤ t_k
-            row = np.zeros(nv)
-            row[k - 1], row[k] = 1, -1
-            a_ub.append(row)
-            b_ub.append(0.0)
-        res = linprog(c, A_ub=np.array(a_ub), b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
-        assert res.status == 0
-        best = min(best, float(res.fun))
-    return best
-
-
 def tiny(seed: int, releases: bool = True) -> Instance:
     """2 ports, 3 coflows, sizes 1-2, weights 1-3, releases in {0, 1, 2}."""
     inst = uniform(2, 3, density=0.3, sizes=(1, 2), weights=(1, 3), seed=seed)
@@ -128,7 +45,8 @@ def tiny(seed: int, releases: bool = True) -> Instance:
 # ---------------------------------------------------------------- exact slotted
 @pytest.mark.parametrize("name", THEORY)
 def test_exact_slotted_reaches_the_known_optima(name):
-    """Tests theory §10 I1-I4 and R1: slotted OPT, proven, with a verified schedule."""
+    """Tests instances I1-I4 (docs/theory.md#instances) and R1: slotted OPT, proven, with a
+    verified schedule."""
     inst = EXAMPLES[name]()
     sol = solve_exact_slotted(inst)
     assert sol.kind is SolutionKind.EXACT
@@ -141,7 +59,7 @@ def test_exact_slotted_reaches_the_known_optima(name):
 
 @pytest.mark.parametrize("horizon", [None, 8, 12])
 def test_r1_needs_preemption_at_any_valid_horizon(horizon):
-    """Tests R1 with T = 8 and 12 (theory §10) and the default: OPT 9, C = (3, 2)."""
+    """Tests R1 with T = 8 and 12 (docs/theory.md#instances) and the default: OPT 9, C = (3, 2)."""
     sol = solve_exact_slotted(EXAMPLES["theory_r1"](), horizon=horizon)
     assert sol.objective == pytest.approx(9.0)
     assert_equal(sol.completion_times, EXPECTED["theory_r1"]["completion"]["opt_slotted"])
@@ -158,7 +76,7 @@ def test_exact_slotted_equals_brute_force(seed):
     inst = tiny(seed)
     sol = solve_exact_slotted(inst)
     assert sol.status is SolveStatus.OPTIMAL
-    assert sol.objective == pytest.approx(brute_force_slotted(inst), abs=1e-6)
+    assert sol.objective == pytest.approx(slotted_opt(inst), abs=1e-6)
     assert sol.report.feasible
     # a longer horizon (no cutoffs bind) finds the same optimum
     longer = solve_exact_slotted(inst, horizon=2 * slotted_horizon(inst))
@@ -166,7 +84,8 @@ def test_exact_slotted_equals_brute_force(seed):
 
 
 def test_exact_slotted_is_above_every_bound():
-    """Tests OPT_slotted ≥ Σ w(r + ρ), the Smith bound and the time-indexed LP (theory P1)."""
+    """Tests OPT_slotted ≥ Σ w(r + ρ), the Smith bound and the time-indexed LP
+    (docs/theory.md#properties, P1)."""
     for seed in range(4):
         inst = uniform(
             3, 4, density=0.3, sizes=(1, 2), weights=(1, 4), release_rate=1.0, seed=seed
@@ -186,7 +105,7 @@ def test_exact_slotted_is_above_every_bound():
 
 
 def test_single_coflow_with_capacity_two_takes_its_bottleneck():
-    """Tests theory F1 with integral capacity 2: OPT = w ρ (ports move 2 units a slot)."""
+    """Tests docs/theory.md#f1 with integral capacity 2: OPT = w ρ (ports move 2 units a slot)."""
     inst = Instance(
         Fabric(2, 2.0, 2.0), [0, 0, 0], [0, 0, 1], [0, 1, 0], [3, 1, 3], coflow_weight=[2.0]
     )
@@ -263,19 +182,19 @@ def test_lp_on_i1_by_hand():
 def test_lp_is_below_slotted_opt(seed):
     """Tests TI-LP ≤ slotted OPT (brute force) on tiny instances with releases."""
     inst = tiny(seed)
-    opt = brute_force_slotted(inst)
+    opt = slotted_opt(inst)
     assert solve_time_indexed_lp(inst).objective <= opt + 1e-7
     assert solve_time_indexed_lp(inst, strengthen=True).objective <= opt + 1e-7
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_lp_is_below_fluid_opt_with_fractional_sizes(seed):
-    """Tests TI-LP ≤ fluid OPT (theory §7.2 by order enumeration) for fractional sizes,
+    """Tests TI-LP ≤ fluid OPT (docs/theory.md#exact by order enumeration) for fractional sizes,
     some below one unit, so the LP picks slots shorter than 1."""
     inst = uniform(
         2, 3, density=0.5, sizes=(0.3, 2.0), integral=False, weights=(0.5, 3.0), seed=seed
     )
-    opt = fluid_opt_by_orders(inst)
+    opt = fluid_opt(inst)
     lp = solve_time_indexed_lp(inst)
     assert lp.details["slot_length"] == pytest.approx(min(1.0, inst.flow_size.min()))
     assert lp.objective <= opt + 1e-7
@@ -292,8 +211,8 @@ def test_unit_slots_would_overstate_a_small_coflow():
 
 
 def test_lp_is_below_exact_fluid_when_available():
-    """Tests TI-LP ≤ exact-fluid OPT ≤ exact-slotted OPT (theory P2) with releases, if
-    exact-fluid exists."""
+    """Tests TI-LP ≤ exact-fluid OPT ≤ exact-slotted OPT (docs/theory.md#properties, P2) with
+    releases, if exact-fluid exists."""
     pytest.importorskip("coflowlab.formulations.exact_fluid")
     for seed in range(3):
         inst = uniform(

@@ -1,5 +1,5 @@
-"""Tests for Aalo's D-CLAS (``coflowlab.heuristics.aalo``): spec ``aalo-hug-thesis-ch6-8.md``
-§7.2 (AAL-*) and the invariants of §7.3."""
+"""Tests for Aalo's D-CLAS (``coflowlab.heuristics.aalo``): the rules of Chowdhury's thesis
+§6.5-§6.6 and Appendix C, as read in docs/aalo.md, and their invariants."""
 
 from __future__ import annotations
 
@@ -115,8 +115,8 @@ def _queue_at(policy: Aalo, n: int, t: float) -> np.ndarray:
 
 
 def assert_fifo_within_queues(result: SimulationResult, policy: Aalo) -> None:
-    """Invariant 5 [interp]: a later coflow of a queue never gets rate at a port where an
-    earlier coflow of the same queue has a flow that could use more (its other port is not
+    """Invariant 5 (docs/aalo.md#pseudocode-4): a later coflow of a queue never gets rate at a port
+    where an earlier coflow of the same queue has a flow that could use more (its other port is not
     saturated). FIFO key: (release, index); coordinated policies, no dependencies."""
     inst = result.instance
     sch = result.schedule
@@ -423,7 +423,7 @@ def test_dag_coflows_ordered_by_coflow_id():
 )
 def test_identical_coflows_strict_priority(n: int, size: float, total: float):
     """Tests App. C.2's D-CLAS total for N identical coflows with strict priority across queues:
-    ``N²·f(lo) + N(N+1)·f(S − lo)/2`` (AAL-12; spec §4.2 table)."""
+    ``N²·f(lo) + N(N+1)·f(S − lo)/2`` (thesis Appendix C.2; docs/examples.md#identical)."""
     result = simulate(aalo_identical(n, size), Aalo(weights="strict"))
     assert_(result.verified)
     assert_allclose(result.cct.sum(), total, rtol=1e-9)
@@ -441,8 +441,8 @@ def test_identical_coflows_beat_round_robin(n: int, size: float):
 
 def test_fine_queues_approach_clas():
     """Tests that with many finely spaced queues and instant coordination D-CLAS approaches
-    continuous CLAS: two identical coflows each take about twice their isolated time (AAL-11,
-    L1686)."""
+    continuous CLAS: two identical coflows each take about twice their isolated time (thesis §6.2,
+    Appendix C.2)."""
     fine = Aalo(num_queues=150, first_threshold=0.1, factor=1.05, delta=0.0, weights="strict")
     result = simulate(aalo_identical(2, 20.0), fine)
     assert_(result.verified)
@@ -518,8 +518,9 @@ def reference_allocation(
     weights: np.ndarray,
     strict: bool,
 ) -> np.ndarray:
-    """Spec §1.6 [interp] written plainly: rounds of per-port weighted entitlements, groups
-    in order each taking :func:`max_min_fair` rates within them, then a greedy backfill."""
+    """Our reading of Pseudocode 4 (docs/aalo.md) written plainly: rounds of per-port weighted
+    entitlements, groups in order each taking :func:`max_min_fair` rates within them, then a greedy
+    backfill."""
     m = len(cap_in)
     a, b = src, m + dst
     res = np.concatenate([cap_in, cap_out]).astype(float)
@@ -573,9 +574,10 @@ def reference_allocation(
 @pytest.mark.parametrize("per_port", [False, True])
 @pytest.mark.parametrize("seed", range(12))
 def test_allocation_matches_reference(seed: int, per_port: bool, strict: bool):
-    """Tests :func:`dclas_allocation` against a plain re-implementation of spec §1.6 [interp]
-    on random flows, queues (per coflow, or per coflow and port as in the uncoordinated
-    variant), weights and capacities; and that it is feasible and work conserving."""
+    """Tests :func:`dclas_allocation` against a plain re-implementation of our reading of
+    Pseudocode 4 (docs/aalo.md) on random flows, queues (per coflow, or per coflow and port as in
+    the uncoordinated variant), weights and capacities; and that it is feasible and work
+    conserving."""
     rng = np.random.default_rng(seed)
     m = int(rng.integers(2, 6))
     n = int(rng.integers(3, 30))

@@ -60,7 +60,7 @@ def test_fair_sharing_reproduces_examples(name: str):
 # ---------------------------------------------------------------------------------- PFP
 def test_pfp_fig_3_2():
     """Tests that per-flow prioritisation takes 6 on Fig. 3.2, with FCTs {1, 1, 2, 2, 4, 6}
-    (spec §8.3)."""
+    (thesis §3.2, Fig. 3.2)."""
     result = simulate(fig_3_2(), PerFlowPriority())
     expected = EXPECTED["fig_3_2"]
     assert_(result.verified)
@@ -74,7 +74,7 @@ def test_pfp_fig_3_2():
 )
 def test_pfp_fig_5_1_tie_break(tie_break: Any, key: str):
     """Tests Fig. 5.1's per-flow prioritisation rows: the thesis's 3.5 (avg FCT 2.8) needs the
-    tie on ingress 2 to go to C2's flow; FIFO ties give 4.0 (spec §8.5)."""
+    tie on ingress 2 to go to C2's flow; FIFO ties give 4.0 (docs/examples.md#fig-5-1)."""
     result = simulate(fig_5_1(), PerFlowPriority(tie_break=tie_break))
     expected = EXPECTED["fig_5_1"]
     assert_(result.verified)

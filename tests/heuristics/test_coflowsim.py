@@ -1,6 +1,6 @@
 """Tests of the CoflowSim-compatible time model (``coflowlab.heuristics.coflowsim``), against
-``specs/reference-simulators.md`` §1 and §4 and, on the public trace, against fingerprints of
-CoflowSim's own output."""
+CoflowSim's model (docs/coflowsim-model.md) and Java's ``Random`` and, on the public trace, against
+fingerprints of CoflowSim's own output."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import pytest
 from coflowlab.cli import main
 from coflowlab.heuristics.coflowsim import POLICIES
 
-# CoflowSim's CCTs (ms) on its micro-trace (specs/reference-simulators.md §1.2), per coflowlab
+# CoflowSim's CCTs (ms) on its micro-trace (docs/coflowsim-model.md#micro-trace), per coflowlab
 # name; the deadline mode admits job 1 only. Every job is released at 0 (epoch admission).
 MICRO = {
     "fair": {"1": 32.0, "2": 40.0, "3": 104.0},

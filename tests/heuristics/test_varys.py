@@ -1,5 +1,6 @@
 """Tests of Varys and its orderings (``coflowlab.heuristics.varys``): the worked examples of
-``specs/varys-thesis-ch1-5.md`` §8, the invariants of §8.9 and the deadline mode (§3.4)."""
+Chowdhury's thesis (docs/examples.md), its invariants and the deadline mode (§5.5.4;
+docs/varys.md)."""
 
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ def one_port(*coflows: tuple[float, float], deadlines: Any = None) -> Instance:
 
 # ---------------------------------------------------------------------------------- examples
 def test_fig_3_2_madd_finishes_the_shuffle_at_gamma():
-    """Tests thesis Fig. 3.2: MADD gives CCT Γ = 4 and every flow finishes at 4 (spec §8.3)."""
+    """Tests thesis Fig. 3.2: MADD gives CCT Γ = 4 and every flow finishes at 4 (thesis §3.2)."""
     exp = EXPECTED["fig_3_2"]
     for backfill in ("greedy", "ratio", "none"):
         res = run(EXAMPLES["fig_3_2"](), Varys(backfill=backfill))
@@ -134,7 +135,7 @@ def test_fig_3_2_madd_finishes_the_shuffle_at_gamma():
 
 @pytest.mark.parametrize("n", [1, 2, 3, 100])
 def test_fig_4_6_madd_finishes_at_2n(n):
-    """Tests the Fig. 4.6 family: MADD's CCT is 2N, below fairness's 3N − 1 (spec §8.4)."""
+    """Tests the Fig. 4.6 family: MADD's CCT is 2N, below fairness's 3N − 1 (thesis §4.5.3)."""
     res = run(fig_4_6(n), Varys())
     assert_allclose(res.cct, [2.0 * n])
     if n == 100:
@@ -155,7 +156,8 @@ def test_fig_5_1_varys_ccts_and_fcts():
     ("name", "policy"), [("sebf", Varys), ("scf", VarysSCF), ("ncf", VarysNCF), ("tcf", VarysTCF)]
 )
 def test_fig_5_3_sebf_beats_scf_ncf_tcf(name, policy):
-    """Tests thesis Fig. 5.3 (R-5.3): SEBF 5.0 on average, SCF/NCF/TCF 5.5 (spec §8.6)."""
+    """Tests thesis Fig. 5.3 (R-5.3): SEBF 5.0 on average, SCF/NCF/TCF 5.5
+    (docs/examples.md#fig-5-3)."""
     exp = EXPECTED["fig_5_3"]
     res = run(EXAMPLES["fig_5_3"](), policy())
     assert_allclose(res.cct, exp["cct"][name])
@@ -208,7 +210,7 @@ def test_fig_5_1_deadline_rejects_c1_and_admits_c2():
 @pytest.mark.parametrize("name", POLICIES)
 @pytest.mark.parametrize("seed", range(3))
 def test_one_coflow_alone_finishes_at_rho(name, seed):
-    """Tests that every policy finishes a coflow alone at its bottleneck ρ (spec §8.9 2)."""
+    """Tests that every policy finishes a coflow alone at its bottleneck ρ (thesis §4.5.1)."""
     for inst in (uniform(4, 1, density=0.6, seed=seed), fig_4_6(seed + 1)):
         res = run(inst, POLICIES[name]())
         assert_allclose(res.cct, inst.bottleneck, rtol=1e-9)
@@ -234,7 +236,7 @@ def srtf(sizes: list[float], releases: list[float]) -> list[float]:
 
 
 def test_single_flow_coflows_under_sebf_are_srtf_by_hand():
-    """Tests SEBF = SRTF (thesis L1127) on a hand computation: B preempts A, C preempts A.
+    """Tests SEBF = SRTF (thesis §5.2) on a hand computation: B preempts A, C preempts A.
 
     A (4, at 0) runs alone; B (1, at 1) is shorter than A's 3 left and finishes at 2; A runs
     to 2.5 (2.5 left), C (2, at 2.5) preempts it and finishes at 4.5; A finishes at 7.
@@ -310,7 +312,7 @@ class AskAtEveryFlow(Spy):
 
 @pytest.mark.parametrize("policy", [Varys, VarysDeadline])
 def test_flow_only_completions_keep_the_rates(policy):
-    """Tests that a flow completion inside a running coflow changes no rate (L1172): by
+    """Tests that a flow completion inside a running coflow changes no rate (thesis §5.4.2): by
     default the policy is not even woken there (``notify="coflow"``); woken anyway, it returns
     Decision(None); and reschedule_on="flow" recomputes there instead."""
     quiet = Spy(policy())
@@ -380,7 +382,8 @@ def short_stream(num_short: int = 60) -> Instance:
 
 
 def test_starvation_avoidance_serves_the_long_coflow_in_every_window():
-    """Tests L1318: with T = 10 and δ = 1 the long coflow never waits more than T + δ."""
+    """Tests Pseudocode 1's starvation bound (§5.5.3): with T = 10 and δ = 1 the long coflow never
+    waits more than T + δ."""
     res = run(short_stream(), Varys(T=10.0, delta=1.0))
     idle = longest_idle(res, [0], 0.0, res.coflow_completion[0])
     assert idle <= 10.0 + 1.0 + 1e-9
@@ -425,9 +428,9 @@ def with_phase_log(cls: type) -> type:
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("policy", [Varys, VarysSCF, VarysTCF])
 def test_every_coflow_is_served_in_every_window(seed, policy):
-    """Tests L1318 (spec §8.9 item 6) on random arrivals: a coflow present during a whole
-    (T + δ) window (a T-interval and the δ-interval after it) is served in that window; so no
-    coflow waits longer than 2T + δ."""
+    """Tests Pseudocode 1's starvation bound (thesis §5.5.3) on random arrivals: a coflow present
+    during a whole (T + δ) window (a T-interval and the δ-interval after it) is served in that
+    window; so no coflow waits longer than 2T + δ."""
     inst = uniform(4, 14, density=0.4, sizes=(1, 10), release_rate=0.4, seed=seed)
     T, delta = 4.0, 0.5
     logged = with_phase_log(policy)(T=T, delta=delta)
@@ -446,6 +449,44 @@ def test_every_coflow_is_served_in_every_window(seed, policy):
         idle = longest_idle(res, inst.coflow_flows(k), inst.coflow_release[k],
                             res.coflow_completion[k])  # fmt: skip
         assert idle <= 2 * T + delta + 1e-9, (k, idle)
+
+
+class AlwaysWake(Varys):
+    """Varys as it was before quiet stretches: a wake-up at every phase boundary."""
+
+    def decide(self, state: ObservedState) -> Decision:
+        d = super().decide(state)
+        self._quiet = False
+        return dataclasses.replace(d, wakeup=self._phase_end)
+
+
+def test_one_huge_flow_does_not_wake_the_policy_every_phase():
+    """Tests that one 1e9 MB flow alone (8e9 ms at 0.125 MB/ms) takes one event, its arrival
+    (its completion empties the system and asks the policy nothing): nothing can starve while
+    every flow sends, so no T-interval boundary needs a wake-up. Waking at every boundary
+    adds one event per boundary before the completion, 8e9 / T - 1: about 4e6 with the
+    default T = 2000 ms, 99 with T = 8e7 ms, which the reference shows."""
+    inst = Instance.from_coflows(
+        [Coflow([(0, 1, 1e9)])], Fabric(2, 0.125, 0.125), units=Units("MB", "ms")
+    )
+    res = run(inst, Varys())
+    assert_equal(res.num_events, 1)
+    assert_equal(res.coflow_completion, [8e9])
+    woken = run(inst, AlwaysWake(T=8e7))
+    assert_equal(woken.num_events, 1 + (8e9 / 8e7 - 1))  # wake-ups at 8e7, ..., 99 * 8e7
+    assert_equal(woken.coflow_completion, [8e9])
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(("T", "delta"), [(50.0, 10.0), (7.0, 2.0), (2000.0, 200.0)])
+def test_quiet_stretches_keep_every_completion(seed, T, delta):
+    """Tests that skipping the wake-ups of quiet stretches gives the per-coflow completion
+    times of waking at every boundary, with fewer events, on arrivals that leave the system
+    empty at times and make coflows starve at others."""
+    inst = fb_like(40, num_ports=10, seed=seed)
+    quiet, woken = run(inst, Varys(T=T, delta=delta)), run(inst, AlwaysWake(T=T, delta=delta))
+    assert_equal(quiet.coflow_completion, woken.coflow_completion)
+    assert quiet.num_events <= woken.num_events
 
 
 # ---------------------------------------------------------------------------------- deadlines
@@ -494,7 +535,7 @@ DEADLINE_INSTANCES: dict[str, Callable[[], Instance]] = {
 
 @pytest.mark.parametrize("kind", DEADLINE_INSTANCES)
 def test_admitted_coflows_meet_their_deadlines_and_are_never_preempted(kind):
-    """Tests spec §8.9 item 7: admitted coflows send continuously from arrival to completion
+    """Tests thesis §5.5.4: admitted coflows send continuously from arrival to completion
     and finish by their deadline; rejected ones send nothing."""
     inst = DEADLINE_INSTANCES[kind]()
     res = run(inst, VarysDeadline())
@@ -529,7 +570,7 @@ def test_coflows_without_deadlines_are_best_effort():
 @pytest.mark.parametrize("name", POLICIES)
 def test_every_policy_verifies_on_generated_instances(name, kind):
     """Tests that each policy's schedule verifies, every coflow that is not rejected
-    completes, and no CCT beats the coflow's bottleneck (spec §8.9 item 1)."""
+    completes, and no CCT beats the coflow's bottleneck (thesis §4.5.1)."""
     inst = INSTANCES[kind]()
     if name == "per-flow" and kind == "fb_like":  # a reschedule per flow: keep it small
         inst = fb_like(15, num_ports=30, seed=8)
@@ -542,7 +583,7 @@ def test_every_policy_verifies_on_generated_instances(name, kind):
 
 
 def test_fb_like_ordering_matters():
-    """Tests that SEBF beats FIFO on average CCT on an FB-like workload (L1237: > 3×)."""
+    """Tests that SEBF beats FIFO on average CCT on an FB-like workload (thesis §5.5.3: > 3×)."""
     inst = fb_like(40, seed=8)
     assert run(inst, Varys()).cct.mean() < run(inst, VarysFIFO()).cct.mean()
 

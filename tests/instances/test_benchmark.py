@@ -55,7 +55,7 @@ def test_read_small_file_expands_each_coflow_mapper_major():
 
 def test_micro_trace_bottlenecks_are_coflowsim_times():
     """Tests that at the default 0.125 MB/ms (CoflowSim's 1 MiB per 8 ms) the bottlenecks of
-    the micro-trace of reference-simulators.md §1.2 are CoflowSim's isolated times in ms."""
+    the micro-trace of docs/coflowsim-model.md are CoflowSim's isolated times in ms."""
     inst = read_benchmark(DATA / "coflowsim_micro.txt")
     assert_equal(COFLOWSIM_CAPACITY, 0.125)
     assert_equal(inst.coflow_release, [0, 5000, 10240])
@@ -115,9 +115,9 @@ def test_windows_line_ends_and_trailing_blank_lines_read_the_same():
 
 def test_headerless_file_needs_num_ports():
     """Tests that a file without the header reads only with ``num_ports=``, and then equals
-    the file with the header."""
+    the file with the header; the error says so in command-line words (``--ports N``)."""
     headerless = DATA / "benchmark_headerless.txt"
-    with pytest.raises(TraceFormatError, match="num_ports=") as info:
+    with pytest.raises(TraceFormatError, match=r"pass --ports N$") as info:
         read_benchmark(headerless)
     assert_equal((info.value.line, info.value.field), (1, "header"))
     assert_equal(
@@ -129,11 +129,12 @@ def test_num_ports_must_match_a_present_header():
     """Tests that ``num_ports=`` on a file with a header must agree with it."""
     small = DATA / "benchmark_small.txt"
     assert_equal(read_benchmark(small, num_ports=12).num_ports, 12)
-    with pytest.raises(TraceFormatError, match="declares 12 ports") as info:
+    with pytest.raises(TraceFormatError, match="declares 12 ports, but --ports 13") as info:
         read_benchmark(small, num_ports=13)
     assert_equal((info.value.line, info.value.field), (1, "num_ports"))
-    with pytest.raises(ValueError, match="num_ports must be a positive integer"):
-        read_benchmark(small, num_ports=0)
+    for bad in (0, True, 1.5, 2**20 + 1):
+        with pytest.raises(ValueError, match=r"number of ports \(--ports\) must be an integer"):
+            read_benchmark(small, num_ports=bad)
 
 
 BROKEN = [
@@ -341,3 +342,31 @@ def test_fb_trace_round_trip_is_byte_exact(fb_trace, tmp_path):
     out = tmp_path / FB_TRACE_NAME
     write_benchmark(read_benchmark(fb_trace), out)
     assert_equal(out.read_bytes(), fb_trace.read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "message"),
+    [
+        ("4 1\n1 0 1 0 1 1:1e300\n", 2, "MB_1", r"MB is 1e300, outside the supported range"),
+        ("4 1\n1 0 1 0 1 1:1e-7\n", 2, "MB_1", r"MB is 1e-7, outside the supported range"),
+        # 2e-6 MB split among 3 mappers: flows of 6.7e-7 MB, below 1e-6
+        ("4 1\n1 0 3 0 1 2 1 3:2e-6\n", 2, "MB_1", r"M = 3 mappers, each flow gets 6.66667e-07"),
+        ("4 1\n1 10000000000000 1 0 1 1:1\n", 2, "arrival_ms", "beyond the supported maximum"),
+        # 1e9 MB at 0.125 MB/ms takes 8e9 ms, 1 MB 8 ms: a ratio of 1e9 > 1e7; the short flow
+        # is named, on its line
+        ("4 2\n1 0 1 0 1 1:1e9\n2 0 1 2 1 3:1.0\n", 3, "MB_1", r"a ratio of 1e\+09"),
+        # the second reducer's flow of the second mapper is the short one: MB_2
+        ("4 2\n1 0 1 0 1 1:1e8\n2 0 2 2 3 2 0:8 1:0.2\n", 3, "MB_2", r"a ratio of 1e\+09"),
+    ],
+)
+def test_values_outside_the_supported_range_name_line_and_field(text, line, field, message):
+    """Tests that sizes, arrivals and size ratios outside coflowlab.constants' range are
+    refused naming the line and field (the short flow's reducer for a ratio)."""
+    with pytest.raises(TraceFormatError, match=message) as info:
+        parse_benchmark(text)
+    assert_equal((info.value.line, info.value.field), (line, field))
+
+
+def test_single_huge_flow_within_range_is_read():
+    """Tests that one flow of 1e9 MB alone is inside the range (8e9 ms at 0.125 MB/ms)."""
+    assert_equal(parse_benchmark("4 1\n1 0 1 0 1 1:1e9\n").bottleneck, [8e9])

@@ -151,7 +151,7 @@ def test_invalid_instance_becomes_trace_format_error(monkeypatch):
 )
 def test_write_rejects_sizes_sincronia_cannot_read(size, match, tmp_path):
     """Tests that fractional or int32-overflowing sizes cannot be written, naming the flow."""
-    inst = Instance.from_coflows([Coflow([(0, 1, 1.0)]), Coflow([(1, 0, size)])], 2)
+    inst = Instance.from_coflows([Coflow([(0, 1, 1000.0)]), Coflow([(1, 0, size)])], 2)
     with pytest.raises(InvalidInstanceError, match=match) as info:
         write_sincronia(inst, tmp_path / "out.txt")
     assert "coflow 1, flow 1" in str(info.value)
@@ -199,3 +199,19 @@ def test_fb_trace_converts_to_sincronia_and_back(fb_trace, tmp_path):
     back = read_sincronia(out, capacity=0.125)
     assert_equal(back.num_flows, 706_397)
     assert_equal(back, inst)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "message"),
+    [
+        ("4 1\n1 10000000000000 1 1 1 0 1 4\n", 2, "arrival_ms", "beyond the supported maximum"),
+        # 2e9 MB at 1 MB/ms next to 1 MB: a ratio of 2e9 > 1e7, the short flow named
+        ("4 2\n1 0 1 1 1 0 1 2000000000\n2 0 2 1 2 1 2 5 1 3 1\n", 3, "size_2", "a ratio of 2e"),
+    ],
+)
+def test_values_outside_the_supported_range_name_line_and_field(text, line, field, message):
+    """Tests that arrivals and size ratios outside coflowlab.constants' range are refused
+    naming the line and field."""
+    with pytest.raises(TraceFormatError, match=message) as info:
+        parse_sincronia(text)
+    assert_equal((info.value.line, info.value.field), (line, field))
