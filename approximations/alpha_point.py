@@ -106,7 +106,7 @@ from coflowlab.formulations.time_indexed import (
 from coflowlab.instance import Instance
 from coflowlab.schedules import FluidSchedule
 from coflowlab.solution import Guarantee, Solution, approximation_solution
-from coflowlab.solvers import SolveStatus
+from coflowlab.solvers import SolverOptions, SolveStatus
 
 __all__ = [
     "ALPHA_POINT_DERANDOMIZED_GUARANTEE",
@@ -540,11 +540,8 @@ def sample_alpha(seed: int | np.random.Generator | None = 0) -> float:
 def _lp_profile(
     method: str,
     instance: Instance,
+    options: SolverOptions | None,
     *,
-    solver: str,
-    time_limit: float | None,
-    threads: int | None,
-    log: bool,
     slot_length: float | None,
     strengthen: bool,
     max_size: int,
@@ -562,10 +559,7 @@ def _lp_profile(
             )
     values = solve_time_indexed_lp_values(
         instance,
-        solver=solver,
-        time_limit=time_limit,
-        threads=threads,
-        log=log,
+        options,
         slot_length=delta,
         strengthen=strengthen,
         max_size=max_size,
@@ -619,13 +613,9 @@ def _solution(
 
 def solve_alpha_point(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
     seed: int | None = 0,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     slot_length: float | None = None,
     strengthen: bool = False,
     max_size: int = MAX_LP_SIZE,
@@ -638,10 +628,10 @@ def solve_alpha_point(
     instance
         Any instance without dependencies; releases must lie on a rational grid
         (:func:`release_slot_length`).
+    options
+        Solver settings for the LP, see :class:`~coflowlab.solvers.SolverOptions`.
     seed
         Seed of ``α`` (the same seed, the same ``α``).
-    solver, time_limit, threads, log
-        For the LP (:func:`coflowlab.solvers.solve`); ``mip_gap`` is unused.
     slot_length
         ``δ``; default the longest slot that divides every release and is at most
         :func:`~coflowlab.formulations.time_indexed.default_slot_length`. A given one must
@@ -675,20 +665,15 @@ def solve_alpha_point(
     >>> sol.report.feasible, 4 - 1e-9 <= sol.objective, sol.details["expected_cost"] <= 5 + 1e-6
     (True, True, True)
     """
-    lp = dict(solver=solver, time_limit=time_limit, threads=threads, log=log,
-              slot_length=slot_length, strengthen=strengthen, max_size=max_size)  # fmt: skip
-    return _stretched("alpha-point", instance, lp, lambda _: sample_alpha(seed),
+    lp = dict(slot_length=slot_length, strengthen=strengthen, max_size=max_size)
+    return _stretched("alpha-point", instance, options, lp, lambda _: sample_alpha(seed),
                       ALPHA_POINT_GUARANTEE, {"seed": seed})  # fmt: skip
 
 
 def solve_alpha_point_derandomized(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     slot_length: float | None = None,
     strengthen: bool = False,
     max_size: int = MAX_LP_SIZE,
@@ -706,9 +691,8 @@ def solve_alpha_point_derandomized(
     >>> sol.objective <= sol.details["expected_cost"] + 1e-9 <= 2 * sol.bound + 1e-6
     True
     """
-    lp = dict(solver=solver, time_limit=time_limit, threads=threads, log=log,
-              slot_length=slot_length, strengthen=strengthen, max_size=max_size)  # fmt: skip
-    return _stretched("alpha-point-derandomized", instance, lp,
+    lp = dict(slot_length=slot_length, strengthen=strengthen, max_size=max_size)
+    return _stretched("alpha-point-derandomized", instance, options, lp,
                       lambda profile: profile.best_alpha()[0],
                       ALPHA_POINT_DERANDOMIZED_GUARANTEE, {})  # fmt: skip
 
@@ -716,6 +700,7 @@ def solve_alpha_point_derandomized(
 def _stretched(
     method: str,
     instance: Instance,
+    options: SolverOptions | None,
     lp: dict[str, Any],
     pick: Callable[[AlphaProfile], float],
     guarantee: Guarantee,
@@ -723,5 +708,5 @@ def _stretched(
 ) -> Solution:
     """Solves the LP, picks ``α`` from its profile and wraps the stretched schedule."""
     start = time.perf_counter()
-    values, profile = _lp_profile(method, instance, **lp)
+    values, profile = _lp_profile(method, instance, options, **lp)
     return _solution(method, instance, values, profile, pick(profile), guarantee, start, extra)

@@ -24,7 +24,7 @@ from coflowlab.exceptions import SolverError
 from coflowlab.instance import Instance
 from coflowlab.list_scheduling import list_schedule
 from coflowlab.solution import Guarantee, Solution, approximation_solution
-from coflowlab.solvers import SolveStatus
+from coflowlab.solvers import SolverOptions, SolveStatus
 
 __all__ = ["LP_OV_LS_GUARANTEE", "LP_OV_LS_RELEASE_GUARANTEE", "solve_lp_ov_ls"]
 
@@ -35,12 +35,7 @@ LP_OV_LS_RELEASE_GUARANTEE = Guarantee(5.0, "lp-ov", "Σ w C ≤ 5·LP-OV (relea
 
 def solve_lp_ov_ls(
     instance: Instance,
-    *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
+    options: SolverOptions | None = None,
 ) -> Solution:
     """LP-OV ordering plus greedy list scheduling, measured against LP-OV.
 
@@ -48,8 +43,8 @@ def solve_lp_ov_ls(
     ----------
     instance
         Any instance (release dates and capacities are honoured).
-    solver, time_limit, threads, log
-        For the LP (:func:`coflowlab.solvers.solve`); ``mip_gap`` is unused.
+    options
+        Solver settings for the LP, see :class:`~coflowlab.solvers.SolverOptions`.
 
     Returns
     -------
@@ -74,14 +69,7 @@ def solve_lp_ov_ls(
     from coflowlab.formulations.lp_ov import solve_lp_ov
 
     start = time.perf_counter()
-    lp = solve_lp_ov(
-        instance,
-        solver=solver,
-        time_limit=time_limit,
-        mip_gap=mip_gap,
-        threads=threads,
-        log=log,
-    )
+    lp = solve_lp_ov(instance, options)
     if lp.status is not SolveStatus.OPTIMAL or lp.order is None:
         raise SolverError(
             f"lp-ov-ls: the LP-OV solve ended with status {lp.status.value} "

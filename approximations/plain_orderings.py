@@ -88,21 +88,13 @@ def solve_plain_ordering(instance: Instance, method: str) -> Solution:
 
 
 def _method(name: str) -> Callable[..., Solution]:
-    def run(
-        instance: Instance,
-        *,
-        solver: str = "highs",
-        time_limit: float | None = None,
-        mip_gap: float = 1e-6,
-        threads: int | None = None,
-        log: bool = False,
-    ) -> Solution:
+    def run(instance: Instance) -> Solution:
         return solve_plain_ordering(instance, name)
 
     run.__name__ = run.__qualname__ = f"solve_{name.replace('-', '_')}"
     run.__doc__ = (
-        f"``{name}``: :func:`solve_plain_ordering` with that ordering (solver arguments are "
-        "accepted for a uniform interface and unused)."
+        f"``{name}``: :func:`solve_plain_ordering` with that ordering (it solves no LP, so "
+        "it takes no solver options)."
     )
     return run
 

@@ -78,7 +78,7 @@ from coflowlab.exceptions import InvalidInstanceError, SolverError
 from coflowlab.instance import Instance
 from coflowlab.schedules import SlottedSchedule
 from coflowlab.solution import Guarantee, Solution, approximation_solution
-from coflowlab.solvers import SolveStatus
+from coflowlab.solvers import SolverOptions, SolveStatus
 
 from .decomposition import decompose_capacitated
 
@@ -306,11 +306,7 @@ def _run(
     *,
     offset: float | None,
     backfill: bool,
-    solver: str,
-    time_limit: float | None,
-    mip_gap: float,
-    threads: int | None,
-    log: bool,
+    options: SolverOptions | None,
 ) -> Solution:
     from coflowlab.formulations.bounds import completion_floor
     from coflowlab.formulations.interval_lp import solve_interval_lp_primal
@@ -330,11 +326,7 @@ def _run(
     a = whole if offset is None else whole * 2.0**offset
     lp = solve_interval_lp_primal(
         instance,
-        solver=solver,
-        time_limit=time_limit,
-        mip_gap=mip_gap,
-        threads=threads,
-        log=log,
+        options,
         first=a,
         last=float(floor.max()),
     )
@@ -398,13 +390,9 @@ def _run(
 
 def solve_qsz(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
     backfill: bool = False,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
 ) -> Solution:
     """Qiu-Stein-Zhong grouping on the deterministic grid (module docstring), slotted model.
 
@@ -413,10 +401,10 @@ def solve_qsz(
     instance
         Integral sizes and port capacities (the slotted model); release dates are honoured;
         no dependencies.
+    options
+        Solver settings for the interval LP, see :class:`~coflowlab.solvers.SolverOptions`.
     backfill
         Fill idle port capacity with later units (never worse; off in the analysis).
-    solver, time_limit, threads, log
-        For the interval LP (:func:`coflowlab.solvers.solve`); ``mip_gap`` is unused.
 
     Returns
     -------
@@ -453,24 +441,16 @@ def solve_qsz(
         instance,
         offset=None,
         backfill=backfill,
-        solver=solver,
-        time_limit=time_limit,
-        mip_gap=mip_gap,
-        threads=threads,
-        log=log,
+        options=options,
     )
 
 
 def solve_qsz_random(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
     seed: int | np.random.Generator | None = 0,
     backfill: bool = False,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
 ) -> Solution:
     """Qiu-Stein-Zhong grouping on a randomly shifted grid ``τ_l = a₀·2^{l−1+U}``.
 
@@ -481,8 +461,9 @@ def solve_qsz_random(
 
     Parameters
     ----------
-    instance, backfill, solver, time_limit, mip_gap, threads, log
-        As :func:`solve_qsz`.
+    instance, options, backfill
+        As :func:`solve_qsz` (``options``: solver settings, see
+        :class:`~coflowlab.solvers.SolverOptions`).
     seed
         Seed or generator for ``U``.
 
@@ -505,9 +486,5 @@ def solve_qsz_random(
         instance,
         offset=offset,
         backfill=backfill,
-        solver=solver,
-        time_limit=time_limit,
-        mip_gap=mip_gap,
-        threads=threads,
-        log=log,
+        options=options,
     )

@@ -17,13 +17,13 @@ up to the solvers' tolerance (:data:`coflowlab.solution.OBJECTIVE_RTOL`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from coflowlab.exceptions import SolverError
 from coflowlab.instance import Instance
 from coflowlab.solution import Solution
-from coflowlab.solvers import SolveStatus
+from coflowlab.solvers import SolverOptions, SolveStatus
 from coflowlab.time_models import TimeModel
 
 from .primal_dual import primal_dual_order
@@ -66,24 +66,26 @@ class Ratio:
 
 
 def _reference(
-    instance: Instance, sol: Solution, reference: Reference, kwargs: dict[str, Any]
+    instance: Instance, sol: Solution, reference: Reference, options: SolverOptions
 ) -> tuple[str, float]:
     from coflowlab.formulations import solve_method
 
-    solver_args = {k: v for k, v in kwargs.items() if k in ("solver", "time_limit", "threads")}
+    # the reference is proven to the default gap, whatever gap the algorithm was given, and
+    # solves quietly: only the backend, time limit and threads carry over
+    ref_options = replace(options, mip_gap=SolverOptions().mip_gap, log=False)
     if reference == "dual":
         return "dual", primal_dual_order(instance).dual_objective
     if reference == "lp":
         if sol.bound_source in LP_REFERENCES:
             return str(sol.bound_source), sol.bound
-        lp = solve_method(instance, "lp-ov", **solver_args)
+        lp = solve_method(instance, "lp-ov", options=ref_options)
         if lp.status is not SolveStatus.OPTIMAL:
             raise SolverError(f"ratio: LP-OV ended with status {lp.status.value}; no bound")
         return "lp-ov", lp.objective
     if reference == "opt":
         model = METHODS[sol.method].model
         exact = "exact-slotted" if model is TimeModel.SLOTTED else "exact-fluid"
-        opt = solve_method(instance, exact, **solver_args)
+        opt = solve_method(instance, exact, options=ref_options)
         if opt.status is not SolveStatus.OPTIMAL:
             raise SolverError(
                 f"ratio: {exact} ended with status {opt.status.value} (gap {opt.gap:.3g}) on "
@@ -95,7 +97,11 @@ def _reference(
 
 
 def ratio(
-    instance: Instance, algorithm: str, reference: Reference = "opt", **kwargs: Any
+    instance: Instance,
+    algorithm: str,
+    reference: Reference = "opt",
+    options: SolverOptions | None = None,
+    **params: Any,
 ) -> Ratio:
     """Runs ``algorithm`` on ``instance`` and measures it against ``reference``.
 
@@ -108,9 +114,12 @@ def ratio(
     reference
         ``"opt"`` (exact optimum; small instances only), ``"lp"`` or ``"dual"`` (module
         docstring).
-    **kwargs
-        Passed to the algorithm (its parameters, ``solver``, ``time_limit``...); ``solver``,
-        ``time_limit`` and ``threads`` also go to the reference's solve.
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions`: for the algorithm
+        when it solves an LP, and for the reference's solve (backend, time limit and threads;
+        the reference keeps the default ``mip_gap`` and no log).
+    **params
+        The algorithm's parameters.
 
     Raises
     ------
@@ -128,9 +137,14 @@ def ratio(
     >>> r = ratio(theory_i3(), "primal-dual", "opt")
     >>> r.reference_method, r.value, round(r.reference_value, 9), round(r.ratio, 9)
     ('exact-fluid', 5.0, 4.0, 1.25)
+    >>> round(ratio(theory_i3(), "lp-ov-ls", "lp", SolverOptions(time_limit=60)).ratio, 9)
+    1.0
     """
-    sol = run_method(instance, algorithm, **kwargs)
-    name, ref = _reference(instance, sol, reference, kwargs)
+    options = options or SolverOptions()
+    if algorithm in METHODS and METHODS[algorithm].takes_options():
+        params = {**params, "options": options}
+    sol = run_method(instance, algorithm, **params)
+    name, ref = _reference(instance, sol, reference, options)
     value = sol.objective
     return Ratio(
         algorithm, reference, name, value, ref, value / ref if ref > 0 else float("nan"), sol

@@ -2,9 +2,11 @@
 
 The approximation family of the one registry (:mod:`coflowlab.registry`). Adding an algorithm
 means writing its module and adding one :class:`~coflowlab.registry.AlgorithmEntry` to
-:data:`ENTRIES`. Every method is a function ``run(instance, *, solver, time_limit, mip_gap,
-threads, log, **params) -> Solution`` returning a verified schedule with its certified bound
-and guarantee (:func:`coflowlab.solution.approximation_solution`).
+:data:`ENTRIES`. Every method is a function ``run(instance, options=None, **params) ->
+Solution`` (``options``: the solver settings, :class:`~coflowlab.solvers.SolverOptions`, taken
+only by the methods that solve an LP; the others are ``run(instance, **params)``) returning a
+verified schedule with its certified bound and guarantee
+(:func:`coflowlab.solution.approximation_solution`).
 """
 
 from __future__ import annotations

@@ -65,23 +65,14 @@ def _run(method: str, instance: Instance, allocation: Allocation) -> Solution:
     )
 
 
-def solve_primal_dual(
-    instance: Instance,
-    *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
-) -> Solution:
+def solve_primal_dual(instance: Instance) -> Solution:
     """The primal-dual order (Mastrolilli et al. 2010; BSSI), scheduled by greedy allocation.
 
     Parameters
     ----------
     instance
         Any instance (release dates are respected by the schedule, ignored by the order).
-    solver, time_limit, mip_gap, threads, log
-        Accepted for a uniform interface; unused (the method solves no LP).
+        The method solves no LP, so it takes no solver options.
 
     Returns
     -------
@@ -106,11 +97,6 @@ def solve_sincronia(
     instance: Instance,
     *,
     allocation: Allocation = "greedy",
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
 ) -> Solution:
     """Sincronia offline: the BSSI order and an order-respecting, work-conserving allocation.
 
@@ -121,9 +107,8 @@ def solve_sincronia(
         ``None``).
     allocation
         ``"greedy"`` (strict priority, Sincronia's GREEDY; default) or ``"madd"`` (MADD in the
-        order plus greedy backfill); :mod:`coflowlab.list_scheduling`.
-    solver, time_limit, mip_gap, threads, log
-        Accepted for a uniform interface; unused.
+        order plus greedy backfill); :mod:`coflowlab.list_scheduling`. The method solves
+        no LP, so it takes no solver options.
 
     Examples
     --------

@@ -30,10 +30,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from coflowlab import Instance
-from coflowlab.formulations import solve_method
+import coflowlab
+from coflowlab import Instance, SolverOptions
 from coflowlab.instances.generators import uniform
-from coflowlab.solvers import SolveStatus
 
 DENSITY = 0.5
 SIZES = (1, 10)
@@ -53,13 +52,13 @@ def proven(method: str, algorithm: str | None) -> Callable[[Instance, float], tu
     """A runner: ``(instance, time_limit) -> (proven optimal, seconds)``."""
 
     def run(inst: Instance, limit: float) -> tuple[bool, float]:
-        kwargs: dict[str, Any] = {"time_limit": limit}
+        params: dict[str, Any] = {}
         if algorithm is not None:
-            kwargs.update(algorithm=algorithm, max_coflows=64)
+            params.update(algorithm=algorithm, max_coflows=64)
         start = time.perf_counter()
-        sol = solve_method(inst, method, **kwargs)
+        res = coflowlab.run(method, inst, SolverOptions(time_limit=limit), **params)
         wall = time.perf_counter() - start
-        ok = sol.status is SolveStatus.OPTIMAL and sol.details.get("proven_by") != "chain bound"
+        ok = res.proven_optimal and res.raw.details.get("proven_by") != "chain bound"
         return ok and wall <= limit * 1.05, wall
 
     return run
@@ -68,7 +67,7 @@ def proven(method: str, algorithm: str | None) -> Callable[[Instance, float], tu
 def available(method: str) -> str | None:
     """``None`` if the method runs, else why not."""
     try:
-        solve_method(make_instance(2, 2, False, 0), method, time_limit=10)
+        coflowlab.run(method, make_instance(2, 2, False, 0), SolverOptions(time_limit=10))
     except (ImportError, AttributeError) as exc:
         return f"not available ({type(exc).__name__}: {exc})"
     return None

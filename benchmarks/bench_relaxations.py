@@ -43,19 +43,20 @@ def _load(path: str, zero_release: bool) -> Any:
 
 def _run(path: str, method: str, zero_release: bool, time_limit: float | None) -> dict[str, Any]:
     """One method on the trace, in this (child) process."""
-    from coflowlab.formulations import solve_method
+    import coflowlab
+    from coflowlab import SolverOptions
 
     inst = _load(path, zero_release)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    sol = solve_method(inst, method, time_limit=time_limit)
+    res = coflowlab.run(method, inst, SolverOptions(time_limit=time_limit))
     wall = time.perf_counter() - start
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    d = sol.details
+    d = res.raw.details
     return {
         "method": method,
-        "status": sol.status.value,
-        "value": sol.objective,
+        "status": res.status,
+        "value": res.objective,
         "wall": wall,
         "build": d.get("build_seconds"),
         "solve": d.get("solve_seconds"),

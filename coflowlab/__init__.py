@@ -17,6 +17,7 @@ Every algorithm is registered by name in :data:`REGISTRY` and runs through :func
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from .constants import TOL as TOL
 from .exceptions import CoflowlabError as CoflowlabError
@@ -62,7 +63,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         from importlib import import_module
 

@@ -28,7 +28,6 @@ standard output closed early (``| head``), silently, as Unix tools do.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import math
 import os
@@ -281,7 +280,7 @@ def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
 def _simulate(args: argparse.Namespace) -> int:
     import time
 
-    from .heuristics.registry import POLICIES, make_policy
+    from .heuristics.registry import POLICIES
 
     if args.list and args.time_model == "coflowsim":
         from .heuristics.coflowsim import POLICIES as COFLOWSIM
@@ -297,13 +296,15 @@ def _simulate(args: argparse.Namespace) -> int:
         return 0
     if args.file is None or args.policy is None:
         raise ValueError("simulate needs FILE and --policy NAME (or --list)")
+    from .runner import run
     from .simulation_report import simulation_csv, simulation_summary
 
     inst = _read_input(args)
-    params = _parse_params(args.param)
+    params: dict[str, Any] = _parse_params(args.param)
     started = time.perf_counter()
+    name = args.policy
     if args.time_model == "coflowsim":
-        from .heuristics.coflowsim import resolve_policy, simulate_coflowsim
+        from .heuristics.coflowsim import resolve_policy
 
         name = resolve_policy(args.policy)  # one-line ValueError listing the supported names
         if params:
@@ -312,56 +313,53 @@ def _simulate(args: argparse.Namespace) -> int:
             raise ValueError(
                 "--deadlines is for the exact model; CoflowSim draws its own (factor 1)"
             )
-        with Progress() as progress:
-            progress.update(f"{args.policy}: replaying in the CoflowSim model", force=True)
-            # always verified: the completion times are read from the verified schedule
-            result = simulate_coflowsim(inst, name, record=False)
-        sim_inst, completion = result.instance, result.completion
-        meta = {
-            "met": np.isin(result.labels, result.met),  # CoflowSim's rule (overruns < 3%)
-            "missing": len(result.rejected),
-            "events": result.num_events,
-            "verified": bool(result.report.feasible),
-            "rejected": len(result.rejected),
+    elif args.deadlines is not None:
+        from .instances import assign_deadlines
+
+        inst = assign_deadlines(inst, args.deadlines, seed=args.seed)
+    if name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}")
+    if "deadline" in name and args.time_model == "exact" and not inst.has_deadlines:
+        print(
+            f"coflowlab: warning: no coflow of {args.file} has a deadline, so {name} admits "
+            "every coflow and behaves like its deadline-free variant; give them deadlines "
+            "with --deadlines X",
+            file=sys.stderr,
+        )
+    total = inst.num_coflows
+    with Progress() as progress:
+
+        def report(events: int, t: float) -> None:
+            progress.update(
+                f"{name} on {total:,} coflows: {events:,} events, "
+                f"simulated time {t:,.6g} {inst.units.time}"
+            )
+
+        if args.time_model == "coflowsim":
+            progress.update(f"{name}: replaying in the CoflowSim model", force=True)
+        res = run(
+            name,
+            inst,
+            time_model=args.time_model,
+            # the CoflowSim model is always verified: its times are the verified schedule's
+            verify=not args.no_verify,
+            progress=report if progress.enabled else None,
+            **params,
+        )
+    sim = res.raw
+    sim_inst, completion = res.instance, res.completion
+    meta: dict[str, Any] = {"verified": res.verified}
+    if args.time_model == "coflowsim":
+        meta |= {
+            "met": np.isin(sim.labels, sim.met),  # CoflowSim's rule (overruns < 3%)
+            "missing": len(sim.rejected),
+            "events": sim.num_events,
+            "rejected": len(sim.rejected),
         }
     else:
-        from .simulator import simulate
-
-        if args.deadlines is not None:
-            from .instances import assign_deadlines
-
-            inst = assign_deadlines(inst, args.deadlines, seed=args.seed)
-        policy = make_policy(args.policy, inst, **params)
-        if "deadline" in args.policy and not inst.has_deadlines:
-            print(
-                f"coflowlab: warning: no coflow of {args.file} has a deadline, so "
-                f"{args.policy} admits every coflow and behaves like its deadline-free "
-                "variant; give them deadlines with --deadlines X",
-                file=sys.stderr,
-            )
-        total = inst.num_coflows
-        with Progress() as progress:
-
-            def report(events: int, t: float) -> None:
-                progress.update(
-                    f"{args.policy} on {total:,} coflows: {events:,} events, "
-                    f"simulated time {t:,.6g} {inst.units.time}"
-                )
-
-            res = simulate(
-                inst,
-                policy,
-                verify_schedule=not args.no_verify,
-                record=False,
-                progress=report if progress.enabled else None,
-            )
-        sim_inst, completion = inst, res.coflow_completion
-        meta = {
-            "events": res.num_events,
-            "verified": res.verified,
-            "rejected": len(res.rejected),
-        }
+        meta |= {"events": sim.num_events, "rejected": len(sim.rejected)}
     meta["wall_time"] = round(time.perf_counter() - started, 3)
+    assert completion is not None  # online runs always have completion times
     summary = simulation_summary(
         sim_inst, completion, policy=args.policy, time_model=args.time_model, **meta
     )
@@ -496,6 +494,11 @@ def _method_kwargs(name: str, func: Any, params: dict[str, str]) -> dict[str, An
     from .registry import RESERVED
 
     for key in params:
+        if key == "options":
+            raise ValueError(
+                "--param options: solver settings have options of their own (--solver, "
+                "--time-limit, --mip-gap, --threads, --log)"
+            )
         if key in RESERVED[1:]:
             raise ValueError(f"--param {key}: use the option --{key.replace('_', '-')}")
     return convert_params(func, params, owner=f"method {name!r}", reserved=RESERVED)
@@ -575,22 +578,42 @@ def _solve(args: argparse.Namespace) -> int:
             f"-o: method {args.method!r} gives a lower bound, not a schedule; choose a "
             "method that schedules (coflowlab solve --list)"
         )
+    from dataclasses import fields
+
     from .instances import atomic_write_text
+    from .runner import run
+    from .solvers import SolverOptions, interruptible
     from .solvers.api import require_solver
 
-    require_solver(args.solver)
     try:
-        run = entry.load()
+        takes_options = entry.takes_options()
     except ImportError as exc:
         raise ValueError(f"method {args.method!r} is not available: {exc}") from None
+    options = SolverOptions(
+        solver=args.solver,
+        time_limit=args.time_limit,
+        mip_gap=args.mip_gap,
+        threads=args.threads,
+        log=args.log,
+    )
+    if takes_options:
+        require_solver(options.solver)
+    else:
+        # a setting the method would ignore is a mistake to point out, not to drop silently
+        default = SolverOptions()
+        given = [
+            "--" + f.name.replace("_", "-")
+            for f in fields(options)
+            if getattr(options, f.name) != getattr(default, f.name)
+        ]
+        if given:
+            verb = "does" if len(given) == 1 else "do"
+            raise ValueError(
+                f"method {args.method!r} solves no LP or MIP; {', '.join(given)} {verb} not apply"
+            )
     raw_params = _parse_params(args.param)
-    kwargs = _method_kwargs(args.method, run, raw_params)
-    if args.log:
-        if "log" not in inspect.signature(run).parameters:
-            raise ValueError(f"--log: method {args.method!r} runs no solver that logs")
-        kwargs["log"] = True
+    kwargs = _method_kwargs(args.method, entry.load(), raw_params)
     inst = _read_input(args)
-    from .solvers import interruptible
 
     with Progress() as line:
         hook = (lambda report: line.update(report.line(), force=True)) if line.enabled else None
@@ -600,18 +623,12 @@ def _solve(args: argparse.Namespace) -> int:
             hook, notice="coflowlab: interrupted: stopping the solver (Ctrl-C again to abort)"
         ) as control:
             try:
-                solution = run(
-                    inst,
-                    solver=args.solver,
-                    time_limit=args.time_limit,
-                    mip_gap=args.mip_gap,
-                    threads=args.threads,
-                    **kwargs,
-                )
+                result = run(args.method, inst, options if takes_options else None, **kwargs)
             except CoflowlabError:
                 if control.interrupted:
                     raise KeyboardInterrupt from None
                 raise
+    solution = result.raw
     if args.output and solution.schedule is not None:
         doc = schedule_to_dict(solution.schedule)
         atomic_write_text(args.output, json.dumps(doc) + "\n")
@@ -622,7 +639,7 @@ def _solve(args: argparse.Namespace) -> int:
             input_path=args.file,
             algorithm=args.method,
             params=raw_params,
-            seed=kwargs.get("seed"),
+            seed=result.params.get("seed"),
             solver=args.solver if solution.solver else None,
         )
         _print_json(doc)

@@ -52,7 +52,7 @@ class Generator:
     def load(self) -> Callable[..., Instance]:
         from . import instances
 
-        return getattr(instances, self.function)  # type: ignore[no-any-return]
+        return getattr(instances, self.function)  # type: ignore[no-any-return,unused-ignore]
 
 
 GENERATORS: dict[str, Generator] = {
@@ -178,8 +178,10 @@ def parse_algorithms(text: str) -> list[AlgorithmSpec]:
             specs.append(AlgorithmSpec(label, name, tuple(params.items())))
         else:
             specs += [AlgorithmSpec(n, n) for n in select(name)]
-    seen: set[str] = set()
-    unique = [s for s in specs if not (s.label in seen or seen.add(s.label))]
+    unique: list[AlgorithmSpec] = []
+    for spec in specs:  # each label once, where it first appears
+        if spec.label not in {u.label for u in unique}:
+            unique.append(spec)
     if not unique:
         raise ValueError("--algorithms: no algorithm given")
     return unique
@@ -226,22 +228,8 @@ def _run_task(task: tuple[InstanceSpec, AlgorithmSpec, SolverOptions | None]) ->
         family=entry.family.value,
         time_model="exact" if entry.online else entry.model.value,
     )
-    try:
-        inst = spec.load()
-    except Exception as exc:  # the instance itself failed: one error row per task
-        return TaskRecord(
-            **base,
-            status="error",
-            objective=None,
-            avg_cct=None,
-            runtime=time.perf_counter() - started,
-            verified=None,
-            message=f"{type(exc).__name__}: {exc}",
-        )
-    size = dict(num_coflows=inst.num_coflows, num_flows=inst.num_flows, time_unit=inst.units.time)
-    try:
-        res = run(algo.name, inst, options if entry.takes_options() else None, **dict(algo.params))
-    except Exception as exc:
+
+    def failed(exc: Exception, **size: Any) -> TaskRecord:
         last = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{os.path.basename(last.filename)}:{last.lineno}"
         return TaskRecord(
@@ -254,6 +242,17 @@ def _run_task(task: tuple[InstanceSpec, AlgorithmSpec, SolverOptions | None]) ->
             verified=None,
             message=f"{type(exc).__name__}: {exc} ({where})",
         )
+
+    try:
+        inst = spec.load()
+    except Exception as exc:  # the instance itself failed: one error row per task
+        return failed(exc)
+    size = dict(num_coflows=inst.num_coflows, num_flows=inst.num_flows, time_unit=inst.units.time)
+    try:
+        params: dict[str, Any] = dict(algo.params)
+        res = run(algo.name, inst, options if entry.takes_options() else None, **params)
+    except Exception as exc:  # a failed task is a row with its message, never dropped
+        return failed(exc, **size)
     schedule = res.completion is not None and bool(np.all(np.isfinite(res.completion)))
     per_coflow: dict[str, Any] = {}
     if schedule:

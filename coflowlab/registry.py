@@ -92,8 +92,8 @@ class Parameter:
     unit: str | None = None
 
 
-# instance, solver settings and the keywords every offline method takes for them: not
-# algorithm parameters
+# not algorithm parameters: the instance, the solver settings (``options``) and the names of
+# the settings inside them, so that ``--param mip_gap=...`` is pointed to ``--mip-gap``
 RESERVED = ("instance", "options", "solver", "time_limit", "mip_gap", "threads", "log")
 
 
@@ -262,7 +262,7 @@ def register(entry: AlgorithmEntry) -> AlgorithmEntry:
     4.0
     >>> del REGISTRY.entries()["my-bound"]  # (cleaning up after the example)
     """
-    entries = REGISTRY.entries()  # type: ignore[attr-defined]
+    entries = REGISTRY.entries()
     if entry.name in entries:
         raise ValueError(f"algorithm {entry.name!r} is registered already")
     entries[entry.name] = entry

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,9 +107,12 @@ def run(
     name: str,
     instance: Instance,
     options: SolverOptions | None = None,
+    /,
     *,
     time_model: str | None = None,
     verify: bool = True,
+    record: bool = False,
+    progress: Callable[[int, float], None] | None = None,
     **params: Any,
 ) -> RunResult:
     """Runs the registered algorithm ``name`` on ``instance``.
@@ -129,6 +133,12 @@ def run(
     verify
         Online policies, exact model: verify the schedule (default). Offline methods and the
         CoflowSim model always verify.
+    record
+        Online policies: keep the simulated schedule in ``raw.schedule`` (offline methods
+        always keep theirs).
+    progress
+        Online policies, exact model: called as ``progress(events, time)`` at every event
+        (see :func:`coflowlab.simulate`).
     **params
         The algorithm's parameters, typed or as text.
 
@@ -144,7 +154,9 @@ def run(
     entry = get_entry(name)
     started = time.perf_counter()
     if entry.online:
-        return _run_online(entry, instance, time_model or "exact", verify, params, started)
+        return _run_online(
+            entry, instance, time_model or "exact", verify, record, progress, params, started
+        )
     if time_model is not None:
         raise ValueError(f"{name}: time_model is for online policies; {name} is offline")
     return _run_offline(entry, instance, options, params, started)
@@ -196,6 +208,8 @@ def _run_online(
     instance: Instance,
     time_model: str,
     verify: bool,
+    record: bool,
+    progress: Callable[[int, float], None] | None,
     params: dict[str, Any],
     started: float,
 ) -> RunResult:
@@ -206,7 +220,7 @@ def _run_online(
             raise ValueError(f"policy {entry.name!r} has no CoflowSim counterpart")
         if params:
             raise ValueError("the CoflowSim time model takes no parameters (CoflowSim has none)")
-        sim = simulate_coflowsim(instance, entry.name, record=False)
+        sim = simulate_coflowsim(instance, entry.name, record=record)
         inst, completion, report = sim.instance, sim.completion, sim.report
         typed: dict[str, Any] = {}
         rejected = len(sim.rejected)
@@ -216,7 +230,7 @@ def _run_online(
 
         policy = make_policy(entry.name, instance, **params)
         typed = {k: getattr(policy, k, v) for k, v in params.items()}
-        sim = simulate(instance, policy, verify_schedule=verify, record=False)
+        sim = simulate(instance, policy, verify_schedule=verify, record=record, progress=progress)
         inst, completion, report = instance, sim.coflow_completion, sim.report
         rejected = len(sim.rejected)
     else:

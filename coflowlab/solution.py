@@ -21,6 +21,7 @@ from .constants import OPTIMALITY_TOL
 from .exceptions import SolverError
 from .instance import Instance
 from .schedules import Schedule
+from .solvers.options import SolverOptions
 from .solvers.result import SolveResult, SolveStatus, relative_gap
 from .verifier import VerificationReport, verify
 
@@ -242,7 +243,7 @@ def schedule_solution(
     bound: float | None = None,
     maximize: bool = False,
     details: dict[str, Any] | None = None,
-    mip_gap: float = 0.0,
+    options: SolverOptions | None = None,
 ) -> Solution:
     """Verifies ``schedule`` and wraps it: the objective comes from the verifier.
 
@@ -254,8 +255,10 @@ def schedule_solution(
 
     Status ``optimal`` is a claim this function checks (:func:`check_optimality`): the
     verified objective must equal the proven bound within
-    :data:`coflowlab.constants.OPTIMALITY_TOL`, widened to ``mip_gap``, the relative gap the
-    caller asked its solver for.
+    :data:`coflowlab.constants.OPTIMALITY_TOL`, widened to ``options.mip_gap``, the relative
+    gap the caller asked its solver for (``options``: the solver settings the schedule was
+    solved with, see :class:`~coflowlab.solvers.SolverOptions`; ``None`` for a schedule
+    found without a solver, checked with no widening).
 
     Raises
     ------
@@ -307,7 +310,8 @@ def schedule_solution(
     if bound is None:
         bound = result.bound if result is not None else value
     if status is SolveStatus.OPTIMAL:
-        check_optimality(method, value, float(bound), mip_gap)
+        asked = 0.0 if options is None else options.mip_gap
+        check_optimality(method, value, float(bound), asked)
     if status is SolveStatus.OPTIMAL and result is not None:
         # the solver's bound is on its own objective; keep it consistent with the verified one
         bound = min(bound, value) if not maximize else max(bound, value)

@@ -1,13 +1,13 @@
 """Combinatorial lower bounds on the optimum (docs/theory.md#basic-facts, F3 and F4).
 
 Both hold in the fluid and the slotted model (fluid OPT ≤ slotted OPT), so they bound every
-schedule of the instance.
+schedule of the instance. Neither solves an LP, so neither takes solver options
+(:func:`coflowlab.run` refuses them for these methods).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def completion_floor(instance: Instance) -> np.ndarray:
     return np.maximum(floor, per_port.max(axis=1))
 
 
-def bound_release_rho(instance: Instance, **_: Any) -> Solution:
+def bound_release_rho(instance: Instance) -> Solution:
     """``Σ_j w_j (r_j + ρ_j)``: no coflow can finish before its release plus its bottleneck
     time ρ_j (docs/theory.md#f3).
 
@@ -93,7 +93,7 @@ def smith_rule(p: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray]:
     return float(np.dot(w[order], completion)), order
 
 
-def bound_smith(instance: Instance, **_: Any) -> Solution:
+def bound_smith(instance: Instance) -> Solution:
     """The best per-port bound (docs/theory.md#f4): each port alone is a single machine
     ``1||Σ w_j C_j`` with processing times the coflows' loads there (in time: load divided by
     the port's capacity), solved by Smith's rule. With release dates, nothing is sent

@@ -45,7 +45,14 @@ from coflowlab.exceptions import InvalidInstanceError, ModelTooLargeError, Solve
 from coflowlab.instance import Instance
 from coflowlab.schedules import FluidSchedule, Schedule, SlottedSchedule
 from coflowlab.solution import Solution, SolutionKind, schedule_solution
-from coflowlab.solvers import LinearModel, ModelBuilder, SolveResult, SolveStatus, solve
+from coflowlab.solvers import (
+    LinearModel,
+    ModelBuilder,
+    SolveResult,
+    SolverOptions,
+    SolveStatus,
+    solve,
+)
 from coflowlab.verifier import VerificationReport, verify
 
 from .time_indexed import (
@@ -104,10 +111,11 @@ def _solution(
     result: SolveResult | None,
     start: float,
     details: dict[str, Any],
-    mip_gap: float = 0.0,
+    options: SolverOptions | None = None,
 ) -> Solution:
     """Verifies, counts the deadlines met, cross-checks the solver's count, wraps (an
-    ``optimal`` status is checked against the bound within ``mip_gap``)."""
+    ``optimal`` status is checked against the bound within ``options.mip_gap``; ``None``:
+    no solver ran, no widening)."""
     if schedule is None:
         bound = -result.bound if result is not None else math.nan
         return schedule_solution(
@@ -147,7 +155,7 @@ def _solution(
         bound=(-result.bound if result is not None else value),
         maximize=True,
         details=details,
-        mip_gap=mip_gap,
+        options=options,
     )
 
 
@@ -198,12 +206,8 @@ def _selection_model(
 # ---------------------------------------------------------------- slotted
 def solve_deadline_slotted(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     max_size: int = MAX_MIP_SIZE,
 ) -> Solution:
     """The largest weight of coflows that meet their deadlines, slotted model (thesis B.5).
@@ -221,8 +225,8 @@ def solve_deadline_slotted(
     ----------
     instance
         Integral sizes and capacities, at least one deadline, no dependencies.
-    solver, time_limit, mip_gap, threads, log
-        See :func:`coflowlab.solvers.solve`.
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions`.
     max_size
         Largest number of ``z`` variables (default :data:`MAX_MIP_SIZE`).
 
@@ -253,6 +257,7 @@ def solve_deadline_slotted(
     """
     start = time.perf_counter()
     method = "deadline-slotted"
+    options = options or SolverOptions()
     _check(instance, method)
     size, cap = slotted_data(instance, method)
     first = first_slots(instance)
@@ -295,9 +300,7 @@ def solve_deadline_slotted(
         integer=True,
     )
     details.update(variables=model.num_vars, rows=model.num_rows, slots=int(last_slot.max()))
-    result = solve(
-        model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads, log=log
-    )
+    result = solve(model, options)
     if not (result.has_solution and result.x is not None):
         return _solution(method, instance, None, result, start, details)
     amount = np.rint(result.x[model.blocks["x"]])
@@ -314,7 +317,7 @@ def solve_deadline_slotted(
         np.concatenate([flow[keep], tail.flow]),
         np.concatenate([amount[keep], tail.amount]),
     )
-    return _solution(method, instance, schedule, result, start, details, mip_gap)
+    return _solution(method, instance, schedule, result, start, details, options)
 
 
 def _greedy_tail(
@@ -335,12 +338,8 @@ def _greedy_tail(
 # ---------------------------------------------------------------- fluid
 def solve_deadline_fluid(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     max_size: int = MAX_MIP_SIZE,
 ) -> Solution:
     """The largest weight of coflows that meet their deadlines, fluid model (thesis B.5).
@@ -360,8 +359,8 @@ def solve_deadline_fluid(
     ----------
     instance
         Any sizes and capacities; at least one deadline; no dependencies.
-    solver, time_limit, mip_gap, threads, log
-        See :func:`coflowlab.solvers.solve`.
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions`.
     max_size
         Largest number of ``x`` variables (default :data:`MAX_MIP_SIZE`).
 
@@ -390,6 +389,7 @@ def solve_deadline_fluid(
     """
     start = time.perf_counter()
     method = "deadline-fluid"
+    options = options or SolverOptions()
     _check(instance, method)
     m = instance.num_ports
     cap = instance.fabric.port_capacity
@@ -439,13 +439,11 @@ def solve_deadline_fluid(
         integer=False,
     )
     details.update(variables=model.num_vars, rows=model.num_rows, intervals=len(length))
-    result = solve(
-        model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads, log=log
-    )
+    result = solve(model, options)
     if not (result.has_solution and result.x is not None):
         return _solution(method, instance, None, result, start, details)
     selected = np.rint(result.x[model.blocks["U"]]) > 0.5
-    x = _polish(model, result, selected, points[period + 1] / size[flow], solver, threads)
+    x = _polish(model, result, selected, points[period + 1] / size[flow], options)
     chosen = np.zeros(instance.num_coflows, dtype=bool)
     chosen[candidates[selected]] = True
     x = np.where(chosen[instance.flow_coflow[flow]] & (x > _REL * size[flow]), x, 0.0)
@@ -462,7 +460,7 @@ def solve_deadline_fluid(
         np.concatenate([points[per + 1], tail[2]]),
         np.concatenate([x[keep] / length[per], tail[3]]),
     )
-    return _solution(method, instance, schedule, result, start, details, mip_gap)
+    return _solution(method, instance, schedule, result, start, details, options)
 
 
 def _polish(
@@ -470,8 +468,7 @@ def _polish(
     result: SolveResult,
     selected: npt.NDArray[np.bool_],
     cost: npt.NDArray[np.float64],
-    solver: str,
-    threads: int | None,
+    options: SolverOptions,
 ) -> npt.NDArray[np.float64]:
     """The amounts for the chosen ``U``, re-solved as an LP (earliest interval ends, per
     unit of each flow's size): a basic solution, free of the MIP's tolerance noise. Falls
@@ -490,7 +487,9 @@ def _polish(
         integrality=np.zeros(model.num_vars, dtype=bool),
         offset=0.0,
     )
-    res = solve(lp, solver=solver, threads=threads)
+    # the selection is made: this LP only cleans up the amounts, so it runs to the end,
+    # without the caller's time limit, and quietly
+    res = solve(lp, dataclasses.replace(options, time_limit=None, log=False))
     x = res.x if res.status is SolveStatus.OPTIMAL and res.x is not None else result.x
     assert x is not None
     return np.asarray(x[xb], dtype=float)

@@ -76,9 +76,9 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
     (default :data:`MAX_MIP_COFLOWS`): beyond, :class:`~coflowlab.exceptions.ModelTooLargeError`.
 
 Both algorithms ignore deadlines (``deadline-fluid`` reads them), and neither has a default
-time limit (``time_limit=S``, ``coflowlab solve --time-limit S``). Their results pass the
-optimality check of :func:`coflowlab.solution.schedule_solution`: status ``optimal`` only
-when the verified cost of the returned schedule equals the proven bound.
+time limit (``SolverOptions(time_limit=S)``, ``coflowlab solve --time-limit S``). Their
+results pass the optimality check of :func:`coflowlab.solution.schedule_solution`: status
+``optimal`` only when the verified cost of the returned schedule equals the proven bound.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -103,6 +103,7 @@ from coflowlab.solvers import (
     ModelBuilder,
     ProgressReporter,
     SolveResult,
+    SolverOptions,
     SolveStatus,
     interrupt_requested,
     relative_gap,
@@ -252,7 +253,7 @@ class _Data:
     """What every part of the search needs, computed once."""
 
     instance: Instance
-    solve_kw: dict[str, Any]
+    options: SolverOptions  # the caller's; each solve gets the time left of `deadline`
     deadline: float
     n: int = 0
     w: FloatArray = field(default_factory=lambda: np.zeros(0))
@@ -345,7 +346,7 @@ class _Data:
         start = time.perf_counter()
         limit = None if math.isinf(left) else left
         # short LPs: no solver callbacks; the search polls the interrupt before each one
-        res = solve(lp.model, time_limit=limit, interruptible=False, **self.solve_kw)
+        res = solve(lp.model, replace(self.options, time_limit=limit), interruptible=False)
         self.lp_time += time.perf_counter() - start
         self.lps += 1
         if res.status is SolveStatus.OPTIMAL:
@@ -609,9 +610,7 @@ class _Rows:
         return rows, cols, vals
 
 
-def _mip(
-    data: _Data, inc: _Incumbent, mip_gap: float, solve_kw: dict[str, Any]
-) -> _MipSolution | SolveResult:
+def _mip(data: _Data, inc: _Incumbent) -> _MipSolution | SolveResult:
     """Builds and solves the position MIP (module notes); returns the result alone without
     a solution, else with its event sequence and decoded schedule (:class:`_MipSolution`)."""
     inst = data.instance
@@ -720,7 +719,7 @@ def _mip(
     left = data.time_left()
     if left <= 0:
         raise _OutOfTime
-    res = solve(model, time_limit=None if math.isinf(left) else left, mip_gap=mip_gap, **solve_kw)
+    res = solve(model, replace(data.options, time_limit=None if math.isinf(left) else left))
     data.lps += 1
     if not res.has_solution:
         return res
@@ -764,13 +763,13 @@ class _MipSolution:
 
 
 def _run_bnb(
-    data: _Data, inc: _Incumbent, mip_gap: float, out_of_time: bool, details: dict[str, Any]
+    data: _Data, inc: _Incumbent, out_of_time: bool, details: dict[str, Any]
 ) -> tuple[SolveStatus, float, str]:
     root = data.lower_bound((1 << data.n) - 1)
     if out_of_time:
         details.update(nodes=0, finished=False)
         return _time_limit_status(inc), min(inc.value, root), "time limit reached in the heuristic"
-    stats = _branch_and_bound(data, inc, mip_gap)
+    stats = _branch_and_bound(data, inc, data.options.mip_gap)
     bound = stats.pop("bound")
     details.update(stats)
     if stats["finished"]:
@@ -802,18 +801,13 @@ def _offer_mip(data: _Data, inc: _Incumbent, got: _MipSolution, details: dict[st
 
 
 def _run_mip(
-    data: _Data,
-    inc: _Incumbent,
-    mip_gap: float,
-    solve_kw: dict[str, Any],
-    out_of_time: bool,
-    details: dict[str, Any],
+    data: _Data, inc: _Incumbent, out_of_time: bool, details: dict[str, Any]
 ) -> tuple[SolveStatus, float, str]:
     root = data.lower_bound((1 << data.n) - 1)
     got: _MipSolution | SolveResult | None = None
     if not out_of_time:
         try:
-            got = _mip(data, inc, mip_gap, solve_kw)
+            got = _mip(data, inc)
         except _OutOfTime:
             got = None
     if got is None:
@@ -833,7 +827,7 @@ def _run_mip(
         if status is SolveStatus.TIME_LIMIT_NO_SOLUTION and inc.found:
             status = SolveStatus.TIME_LIMIT
     details["proven_by"] = "mip" if status is SolveStatus.OPTIMAL else None
-    closed = inc.found and relative_gap(inc.value, bound) <= mip_gap
+    closed = inc.found and relative_gap(inc.value, bound) <= data.options.mip_gap
     if status is not SolveStatus.OPTIMAL and closed:
         status, details["proven_by"] = SolveStatus.OPTIMAL, "chain bound"
     if status is SolveStatus.OPTIMAL:
@@ -844,12 +838,8 @@ def _run_mip(
 # ============================================================================ entry point
 def solve_exact_fluid(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     algorithm: str = "bnb",
     max_coflows: int | None = None,
 ) -> Solution:
@@ -863,19 +853,16 @@ def solve_exact_fluid(
         deadlines are ignored, as in every ``Σ w C`` method, ``exact-slotted`` included: a
         coflow that cannot meet its deadline is scheduled anyway; ``deadline-fluid`` is
         the fluid method that reads them).
-    solver
-        LP/MIP backend for the order LPs (or the MIP).
-    time_limit
-        Wall seconds for the whole method (heuristic, search or MIP, decoding). Default
-        ``None``: no limit, the method runs until it proves optimality (which, with tens of
-        coflows, can take far longer than any session; ``benchmarks/bench_exact.py``
-        measures what is proven in 60 s). Pass
-        ``time_limit=S`` (``coflowlab solve --time-limit S``) to stop after ``S`` seconds
-        with the best schedule, the proven bound and the gap (status ``time_limit``).
-    mip_gap
-        Relative gap at which a node is pruned (B&B) or the MIP stops.
-    threads, log
-        Passed to the backend.
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions` (``None``: its
+        defaults); the backend solves the order LPs (or the MIP). ``time_limit`` covers the
+        whole method (heuristic, search or MIP, decoding); without one (the default) the
+        method runs until it proves optimality (which, with tens of coflows, can take far
+        longer than any session; ``benchmarks/bench_exact.py`` measures what is proven in
+        60 s). With ``SolverOptions(time_limit=S)`` (``coflowlab solve --time-limit S``) it
+        stops after ``S`` seconds with the best schedule, the proven bound and the gap
+        (status ``time_limit``). ``mip_gap`` is the relative gap at which a node is pruned
+        (B&B) or the MIP stops.
     algorithm
         ``"bnb"`` (branch and bound over orders) or ``"mip"`` (one position MIP); see the
         module notes.
@@ -913,6 +900,8 @@ def solve_exact_fluid(
     ('optimal', 4.0, (1, 2, 0))
     >>> round(solve_exact_fluid(theory_i4(), algorithm="mip").objective, 6)
     4.0
+    >>> solve_exact_fluid(theory_i4(), SolverOptions(time_limit=60)).status.value
+    'optimal'
     """
     start = time.perf_counter()
     if algorithm not in ALGORITHMS:
@@ -931,9 +920,10 @@ def solve_exact_fluid(
             f"{METHOD} ({algorithm}): the instance has {n} coflows, above the limit of "
             f"{limit} (max_coflows); {alternative}, or raise max_coflows"
         )
-    deadline = math.inf if time_limit is None else start + float(time_limit)
-    solve_kw: dict[str, Any] = {"solver": solver, "threads": threads, "log": log}
-    data = _Data(instance, solve_kw, deadline)
+    options = options or SolverOptions()
+    limit_s = options.time_limit
+    deadline = math.inf if limit_s is None else start + float(limit_s)
+    data = _Data(instance, options, deadline)
     inc = _Incumbent()
     details: dict[str, Any] = {"algorithm": algorithm}
     out_of_time = False
@@ -946,9 +936,9 @@ def solve_exact_fluid(
     details["root_bound"] = data.lower_bound((1 << n) - 1)
 
     if algorithm == "bnb":
-        status, bound, message = _run_bnb(data, inc, mip_gap, out_of_time, details)
+        status, bound, message = _run_bnb(data, inc, out_of_time, details)
     else:
-        status, bound, message = _run_mip(data, inc, mip_gap, solve_kw, out_of_time, details)
+        status, bound, message = _run_mip(data, inc, out_of_time, details)
     if status is not SolveStatus.OPTIMAL and interrupt_requested():
         status, message = SolveStatus.INTERRUPTED, "interrupted: the best schedule found so far"
     details["lps"] = data.lps
@@ -958,11 +948,12 @@ def solve_exact_fluid(
 
     if not inc.found:
         result = SolveResult(
-            status, math.nan, bound, math.nan, time.perf_counter() - start, None, solver, message
-        )
+            status, math.nan, bound, math.nan, time.perf_counter() - start, None,
+            options.solver, message,
+        )  # fmt: skip
         return schedule_solution(
             METHOD, SolutionKind.EXACT, instance, None, result,
-            runtime=time.perf_counter() - start, bound=bound, details=details, mip_gap=mip_gap,
+            runtime=time.perf_counter() - start, bound=bound, details=details, options=options,
         )  # fmt: skip
     schedule = inc.schedule
     if schedule is None:
@@ -970,11 +961,11 @@ def solve_exact_fluid(
         schedule, _ = decode_schedule(instance, inc.lp, inc.x)
     result = SolveResult(
         status, inc.value, bound, relative_gap(inc.value, bound), time.perf_counter() - start,
-        inc.x, solver, message,
+        inc.x, options.solver, message,
     )  # fmt: skip
     # schedule_solution refuses "optimal" unless the verified cost meets the bound (issue 12)
     return schedule_solution(
         METHOD, SolutionKind.EXACT, instance, schedule, result,
         runtime=time.perf_counter() - start, order=inc.order, bound=bound, details=details,
-        mip_gap=mip_gap,
+        options=options,
     )  # fmt: skip

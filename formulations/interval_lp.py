@@ -57,7 +57,7 @@ import scipy.sparse as sp
 from coflowlab.exceptions import ModelTooLargeError
 from coflowlab.instance import Instance
 from coflowlab.solution import Solution, SolutionKind, bound_solution
-from coflowlab.solvers import ModelBuilder, SolveResult, solve
+from coflowlab.solvers import ModelBuilder, SolveResult, SolverOptions, solve
 
 from .lp_ov import completion_order, port_times
 
@@ -102,12 +102,8 @@ def interval_grid(first: float, last: float, base: float = 2.0) -> np.ndarray:
 
 def solve_interval_lp(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     base: float = 2.0,
     first: float | None = None,
     floor: bool = True,
@@ -119,8 +115,9 @@ def solve_interval_lp(
     ----------
     instance
         The instance (release dates and port capacities are honoured).
-    solver, time_limit, mip_gap, threads, log
-        As in :func:`coflowlab.solvers.solve` (``mip_gap`` is unused).
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions` (``mip_gap`` does
+        not apply: this is an LP).
     base
         Ratio of consecutive grid points, above 1 (docs/theory.md#interval-lp: 2).
     first
@@ -147,11 +144,7 @@ def solve_interval_lp(
     """
     return solve_interval_lp_primal(
         instance,
-        solver=solver,
-        time_limit=time_limit,
-        mip_gap=mip_gap,
-        threads=threads,
-        log=log,
+        options,
         base=base,
         first=first,
         floor=floor,
@@ -186,12 +179,8 @@ class IntervalLPPrimal:
 
 def solve_interval_lp_primal(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     base: float = 2.0,
     first: float | None = None,
     floor: bool = True,
@@ -199,6 +188,7 @@ def solve_interval_lp_primal(
 ) -> IntervalLPPrimal:
     """:func:`solve_interval_lp` with its primal values (:class:`IntervalLPPrimal`).
 
+    ``options`` are the solver settings, see :class:`~coflowlab.solvers.SolverOptions`.
     ``last`` (instance time unit) extends the grid until a point is at least ``last``
     (default: the busiest port's total time only). Any grid gives a valid LP (module
     docstring); extra points only add intervals.
@@ -266,7 +256,7 @@ def solve_interval_lp_primal(
     )
     model = builder.build()
     build_seconds = time.perf_counter() - start
-    result = solve(model, solver=solver, time_limit=time_limit, threads=threads, log=log)
+    result = solve(model, options)
 
     order, completion = None, None
     cumulative = None

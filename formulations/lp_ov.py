@@ -64,6 +64,7 @@ from coflowlab.solvers import (
     LinearModel,
     ModelBuilder,
     SolveResult,
+    SolverOptions,
     SolveStatus,
     relative_gap,
     solve,
@@ -266,12 +267,8 @@ def build_lp_ov(
 # ---------------------------------------------------------------- methods
 def solve_lp_ov(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     max_nonzeros: int = MAX_NONZEROS,
 ) -> Solution:
     """LP-OV with continuous δ (docs/theory.md#lp-ov): a lower bound on coflow OPT.
@@ -280,8 +277,9 @@ def solve_lp_ov(
     ----------
     instance
         The instance (release dates and port capacities are honoured).
-    solver, time_limit, mip_gap, threads, log
-        As in :func:`coflowlab.solvers.solve` (``mip_gap`` is unused: this is an LP).
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions` (``mip_gap`` does
+        not apply: this is an LP).
     max_nonzeros
         Refuse larger models (:class:`coflowlab.ModelTooLargeError`).
 
@@ -309,18 +307,14 @@ def solve_lp_ov(
     """
     start = time.perf_counter()
     built = build_lp_ov(instance, max_nonzeros=max_nonzeros)
-    result = solve(built.model, solver=solver, time_limit=time_limit, threads=threads, log=log)
+    result = solve(built.model, options)
     return _wrap("lp-ov", instance, built, result, start, {"relaxation": "LP-OV, continuous δ"})
 
 
 def solve_lp_ov_binary(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     max_nonzeros: int = MAX_NONZEROS,
     acyclic: bool = True,
     max_rounds: int = 1000,
@@ -338,8 +332,9 @@ def solve_lp_ov_binary(
     ----------
     instance
         The instance.
-    solver, time_limit, mip_gap, threads, log
-        As in :func:`coflowlab.solvers.solve`; ``time_limit`` covers all rounds.
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions`; ``time_limit``
+        covers all rounds.
     max_nonzeros
         Refuse larger models.
     acyclic
@@ -368,7 +363,8 @@ def solve_lp_ov_binary(
     (4.0, 'COS (binary δ)', True)
     """
     start = time.perf_counter()
-    deadline = None if time_limit is None else start + time_limit
+    options = options or SolverOptions()
+    deadline = None if options.time_limit is None else start + options.time_limit
     built = build_lp_ov(instance, binary=True, max_nonzeros=max_nonzeros)
     n = instance.num_coflows
     cut_rows: list[sp.csr_matrix] = []
@@ -378,9 +374,7 @@ def solve_lp_ov_binary(
     while True:
         rounds += 1
         remaining = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-        result = solve(
-            model, solver=solver, time_limit=remaining, mip_gap=mip_gap, threads=threads, log=log
-        )
+        result = solve(model, replace(options, time_limit=remaining))
         if result.x is None or result.status is not SolveStatus.OPTIMAL:
             if proven > result.bound:  # an earlier round (fewer cuts) proved more
                 result = replace(result, bound=proven, gap=relative_gap(result.objective, proven))

@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from coflowlab.exceptions import SolverError
 from coflowlab.instance import Instance
 from coflowlab.schedules import FluidSchedule
-from coflowlab.solvers import LinearModel, SolveResult, SolveStatus, solve
+from coflowlab.solvers import LinearModel, SolveResult, SolverOptions, SolveStatus, solve
 
 __all__ = [
     "OrderLP",
@@ -528,7 +528,7 @@ def _solve_one(
     order: tuple[int, ...],
     slots: tuple[int, ...] | None,
     decode: bool,
-    **kwargs: object,
+    options: SolverOptions,
 ) -> OrderLPSolution:
     lp = build_order_lp(instance, order, slots)
     slots_t = lp.slots
@@ -536,7 +536,7 @@ def _solve_one(
         return OrderLPSolution(
             SolveStatus.INFEASIBLE, math.inf, order, slots_t, np.zeros(0), None, None, 0
         )
-    res = solve(lp.model, **kwargs)  # type: ignore[arg-type]
+    res = solve(lp.model, options)
     if not res.has_solution:
         obj = math.inf if res.status is SolveStatus.INFEASIBLE else math.nan
         return OrderLPSolution(res.status, obj, order, slots_t, np.zeros(0), None, res)
@@ -550,11 +550,8 @@ def solve_order_lp(
     instance: Instance,
     order: Sequence[int],
     slots: Sequence[int] | None = None,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    threads: int | None = None,
-    log: bool = False,
     decode: bool = True,
 ) -> OrderLPSolution:
     """Solves the order LP: the best schedule completing the coflows in ``order``.
@@ -569,8 +566,9 @@ def solve_order_lp(
         The interleaving of release events (see the module notes). ``None`` on an instance
         with releases tries every interleaving (:func:`interleavings`, exhaustive: for small
         instances and tests) and returns the best.
-    solver, time_limit, threads, log
-        As for :func:`coflowlab.solvers.solve`.
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions` (each LP gets the
+        whole ``time_limit``).
     decode
         Decode the schedule.
 
@@ -586,13 +584,13 @@ def solve_order_lp(
     order_t = tuple(int(j) for j in order)
     if sorted(order_t) != list(range(instance.num_coflows)):
         raise ValueError(f"order must be a permutation of 0..{instance.num_coflows - 1}")
-    kw = dict(solver=solver, time_limit=time_limit, threads=threads, log=log)
+    opts = options or SolverOptions()
     if slots is not None or len(release_values(instance)) == 0:
-        return _solve_one(instance, order_t, None if slots is None else tuple(slots), decode, **kw)
+        return _solve_one(instance, order_t, None if slots is None else tuple(slots), decode, opts)
     best: OrderLPSolution | None = None
     count = 0
     for cand in interleavings(instance, order_t):
-        sol = _solve_one(instance, order_t, cand, False, **kw)
+        sol = _solve_one(instance, order_t, cand, False, opts)
         count += sol.lps
         if sol.status is SolveStatus.OPTIMAL and (best is None or sol.objective < best.objective):
             best = sol
@@ -600,7 +598,7 @@ def solve_order_lp(
         return OrderLPSolution(
             SolveStatus.INFEASIBLE, math.inf, order_t, (), np.zeros(0), None, None, count
         )
-    final = _solve_one(instance, order_t, best.slots, decode, **kw) if decode else best
+    final = _solve_one(instance, order_t, best.slots, decode, opts) if decode else best
     return OrderLPSolution(
         final.status, final.objective, order_t, final.slots, final.times, final.schedule,
         final.result, count + (1 if decode else 0),

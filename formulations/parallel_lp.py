@@ -48,6 +48,7 @@ relaxes the full LP); ``details`` reports rounds, cuts and the largest violation
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -55,7 +56,7 @@ import scipy.sparse as sp
 
 from coflowlab.instance import Instance
 from coflowlab.solution import Solution, SolutionKind, bound_solution
-from coflowlab.solvers import ModelBuilder, SolveResult, SolveStatus, solve
+from coflowlab.solvers import ModelBuilder, SolveResult, SolverOptions, SolveStatus, solve
 
 from .lp_ov import completion_order, port_times
 
@@ -205,12 +206,8 @@ def separate_parallel(
 
 def solve_parallel_lp(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     release_cuts: bool = True,
     tol: float = 1e-6,
     max_rounds: int = 500,
@@ -222,9 +219,9 @@ def solve_parallel_lp(
     ----------
     instance
         The instance (release dates and port capacities are honoured).
-    solver, time_limit, mip_gap, threads, log
-        As in :func:`coflowlab.solvers.solve` (``mip_gap`` is unused); ``time_limit`` covers
-        all rounds.
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions` (``mip_gap`` does
+        not apply: these are LPs); ``time_limit`` covers all rounds.
     release_cuts
         Use the release-shifted inequalities (default; the same as the basic form's without
         release dates).
@@ -258,7 +255,8 @@ def solve_parallel_lp(
     (4.0, True)
     """
     start = time.perf_counter()
-    deadline = None if time_limit is None else start + time_limit
+    options = options or SolverOptions()
+    deadline = None if options.time_limit is None else start + options.time_limit
     pt = port_times(instance)
     n = instance.num_coflows
     w = instance.coflow_weight
@@ -293,9 +291,7 @@ def solve_parallel_lp(
         model_rows, model_nonzeros = stacked.shape[0], int(stacked.nnz)
         builder.add_rows("parallel", stacked, lower=np.concatenate(lowers))
         remaining = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-        result = solve(
-            builder.build(), solver=solver, time_limit=remaining, threads=threads, log=log
-        )
+        result = solve(builder.build(), replace(options, time_limit=remaining))
         rounds += 1
         solve_seconds += result.runtime
         if result.x is None or not result.has_solution:  # keep the previous point: a bound
@@ -311,7 +307,7 @@ def solve_parallel_lp(
     out = value * pt.scale
     final = SolveResult(
         SolveStatus.TIME_LIMIT if stopped else SolveStatus.OPTIMAL, out, out, 0.0,
-        solve_seconds, C, solver, "" if result is None else result.message,
+        solve_seconds, C, options.solver, "" if result is None else result.message,
     )  # fmt: skip
     details = {
         "relaxation": "parallel inequalities (Queyranne) per port",

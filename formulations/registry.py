@@ -3,8 +3,9 @@
 The exact methods, relaxations and bounds of the one registry (:mod:`coflowlab.registry`).
 Adding a method means writing its module and adding one
 :class:`~coflowlab.registry.AlgorithmEntry` to :data:`ENTRIES`. Every method is a function
-``run(instance, *, solver, time_limit, mip_gap, threads, log, **params) -> Solution``
-(combinatorial bounds ignore the solver arguments).
+``run(instance, options=None, **params) -> Solution`` whose ``options`` are the solver
+settings (:class:`~coflowlab.solvers.SolverOptions`); combinatorial bounds solve nothing and
+are ``run(instance) -> Solution``, with no ``options``.
 
 Deadlines: only ``deadline-fluid`` and ``deadline-slotted`` read them (they maximize the
 weight of coflows that meet theirs). Every other method minimizes ``Σ w_j C_j`` (or bounds

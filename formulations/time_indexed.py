@@ -47,6 +47,7 @@ from coflowlab.solvers import (
     LinearModel,
     ModelBuilder,
     SolveResult,
+    SolverOptions,
     SolveStatus,
     relative_gap,
     solve,
@@ -556,12 +557,8 @@ def _list_start(
 
 def solve_exact_slotted(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     horizon: int | None = None,
     max_size: int = MAX_MIP_SIZE,
 ) -> Solution:
@@ -579,8 +576,9 @@ def solve_exact_slotted(
         Integral sizes and capacities (release times may be fractional). Deadlines are
         ignored, as in every ``Σ w C`` method (``deadline-slotted`` is the slotted method
         that reads them): a coflow that cannot meet its deadline is scheduled anyway.
-    solver, time_limit, mip_gap, threads, log
-        See :func:`coflowlab.solvers.solve` (no time limit by default).
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions` (no time limit by
+        default).
     horizon
         Number of slots ``T``. Default :func:`slotted_horizon` (``R + Σ ρ_j``, proven
         valid). A shorter horizon restricts the schedules searched: the result is then not
@@ -665,10 +663,8 @@ def solve_exact_slotted(
     )
     last = np.minimum(cutoff[instance.flow_coflow], T)
     start_x, start_cost = _list_start(instance, model, grid, first, last, size, cap)
-    result = solve(
-        model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads, log=log,
-        start=start_x,
-    )  # fmt: skip
+    options = options or SolverOptions()
+    result = solve(model, options, start=start_x)
     details = _model_details(
         model,
         horizon=T,
@@ -710,7 +706,7 @@ def solve_exact_slotted(
         order=order,
         bound=None if proven else math.nan,
         details=details,
-        mip_gap=mip_gap,
+        options=options,
     )
 
 
@@ -728,12 +724,8 @@ def _claim_decoded(result: SolveResult, decoded: float) -> SolveResult:
 # ---------------------------------------------------------------- fluid time-indexed LP
 def solve_time_indexed_lp(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     slot_length: float | None = None,
     strengthen: bool = False,
     max_size: int = MAX_LP_SIZE,
@@ -765,8 +757,9 @@ def solve_time_indexed_lp(
     instance
         Any instance. Dependencies are kept (the weak fluid form, see the module docstring);
         deadlines are ignored (a bound on ``Σ w C`` like ``exact-fluid``'s optimum).
-    solver, time_limit, mip_gap, threads, log
-        See :func:`coflowlab.solvers.solve`.
+    options
+        Solver settings, see :class:`~coflowlab.solvers.SolverOptions` (``mip_gap`` does
+        not apply: this is an LP).
     slot_length
         ``δ``; at most ``min_e d_e / κ_e`` (shorter is valid, tighter and larger). Default
         ``min(1, min_e d_e / κ_e)``.
@@ -798,11 +791,8 @@ def solve_time_indexed_lp(
     start = time.perf_counter()
     return _fluid_time_indexed_lp(
         instance,
+        options or SolverOptions(),
         start=start,
-        solver=solver,
-        time_limit=time_limit,
-        threads=threads,
-        log=log,
         slot_length=slot_length,
         strengthen=strengthen,
         max_size=max_size,
@@ -846,11 +836,8 @@ class TimeIndexedLPValues:
 
 def solve_time_indexed_lp_values(
     instance: Instance,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    threads: int | None = None,
-    log: bool = False,
     slot_length: float | None = None,
     strengthen: bool = False,
     max_size: int = MAX_LP_SIZE,
@@ -880,11 +867,8 @@ def solve_time_indexed_lp_values(
     """
     fit = _fluid_time_indexed_lp(
         instance,
+        options or SolverOptions(),
         start=time.perf_counter(),
-        solver=solver,
-        time_limit=time_limit,
-        threads=threads,
-        log=log,
         slot_length=slot_length,
         strengthen=strengthen,
         max_size=max_size,
@@ -922,12 +906,9 @@ class _FluidFit:
 
 def _fluid_time_indexed_lp(
     instance: Instance,
+    options: SolverOptions,
     *,
     start: float,
-    solver: str,
-    time_limit: float | None,
-    threads: int | None,
-    log: bool,
     slot_length: float | None,
     strengthen: bool,
     max_size: int,
@@ -984,7 +965,7 @@ def _fluid_time_indexed_lp(
         integer=False,
         completion_floor=_fluid_floor(instance, kappa) if strengthen else None,
     )
-    result = solve(model, solver=solver, time_limit=time_limit, threads=threads, log=log)
+    result = solve(model, options)
     solution = bound_solution(
         method,
         SolutionKind.RELAXATION,

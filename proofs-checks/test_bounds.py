@@ -37,7 +37,8 @@ from strategies import instances
 import coflowlab as cl
 from coflowlab.approximations.primal_dual import primal_dual_order
 from coflowlab.formulations import solve_method
-from coflowlab.solution import OBJECTIVE_RTOL, SolutionKind
+from coflowlab.registry import AlgorithmEntry, Family
+from coflowlab.solution import OBJECTIVE_RTOL
 from coflowlab.time_models import TimeModel
 
 # Injection tests only need the failure, not its shrunk form (shrinking re-solves).
@@ -56,7 +57,10 @@ def _pd_dual() -> Algorithm:
     def run(inst: cl.Instance) -> SimpleNamespace:
         return SimpleNamespace(objective=float(primal_dual_order(inst).dual_objective))
 
-    return Algorithm("primal-dual dual", "approximation", TimeModel.FLUID, SolutionKind.BOUND, run)
+    entry = AlgorithmEntry(
+        "primal-dual dual", Family.BOUND, run, TimeModel.FLUID, "dual of the BSSI order"
+    )
+    return Algorithm(entry, run)
 
 
 BOUNDS = [*algorithms.lower_bounds(), _pd_dual()]

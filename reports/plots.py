@@ -498,10 +498,16 @@ def _cct_over_arrival(
         )  # fmt: skip
     if _wants_log(all_cct, 100.0):
         ax.set_yscale("log")
-    label = key[0] if key[1] is None else f"{key[0]} (seed {key[1]})"
+    # a generated instance's name already ends with its seed
+    label = (
+        key[0]
+        if key[1] is None or key[0].endswith(f"seed={key[1]}")
+        else f"{key[0]} (seed {key[1]})"
+    )
     ax.set_xlabel(f"arrival (release) time ({unit})")
     ax.set_ylabel(f"CCT, C − r ({unit})")
-    ax.set_title(f"CCT over arrival time, online runs on {label}")
+    # the instance's name on a line of its own: generated names are long
+    ax.set_title(f"CCT over arrival time, online runs\non {label}", fontsize="medium")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     caption = (
         f"Completion time of each coflow against its arrival, for the online runs on {label} "

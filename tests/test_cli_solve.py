@@ -35,7 +35,7 @@ from coflowlab.instances import write_json
 from coflowlab.instances.examples import theory_i2, theory_i3, theory_i4
 from coflowlab.registry import REGISTRY, AlgorithmEntry, Family
 from coflowlab.solution import Solution, SolutionKind, schedule_solution
-from coflowlab.solvers import SolveStatus
+from coflowlab.solvers import SolverOptions, SolveStatus
 from coflowlab.time_models import TimeModel
 
 
@@ -63,7 +63,7 @@ class Double:
     summary: str = "test double"
 
 
-def serial(instance, *, solver="highs", time_limit=None, mip_gap=1e-6, threads=None, **params):
+def serial(instance, options=None, **params):
     """I3's optimum by hand: A (flow 0) and B (flow 1) in [0, 1), C (flows 2, 3) in [1, 2);
     Σ C_j = 1 + 1 + 2 = 4."""
     schedule = FluidSchedule.from_segments(
@@ -330,14 +330,55 @@ def test_malformed_file(capsys, data_dir):
 
 
 def test_missing_solver(capsys, i3_file, monkeypatch):
-    """Tests that a backend that is not installed is an error (checked before solving, for
-    every method), saying what to install."""
+    """Tests that a backend that is not installed is an error (checked before solving),
+    saying what to install."""
     monkeypatch.setitem(sys.modules, "gurobipy", None)
-    code, _, err = run(capsys, "solve", str(i3_file), "--method", "bound-smith", "--solver",
+    code, _, err = run(capsys, "solve", str(i3_file), "--method", "lp-ov", "--solver",
                        "gurobi")  # fmt: skip
     assert code == 1
     line = one_error_line(err)
     assert "gurobipy" in line and "--solver highs" in line
+
+
+@pytest.mark.parametrize(
+    ("method", "argv", "flags"),
+    [
+        ("bound-smith", ["--time-limit", "5"], "--time-limit does not apply"),
+        ("bound-release-rho", ["--log"], "--log does not apply"),
+        ("primal-dual", ["--solver", "cbc"], "--solver does not apply"),
+        ("order-sebf", ["--mip-gap", "0.1", "--threads", "2"], "--mip-gap, --threads do not"),
+    ],
+)
+def test_solver_settings_for_a_method_that_solves_nothing(capsys, i3_file, method, argv, flags):
+    """Tests that a solver setting given to a method that solves no LP or MIP is a one-line
+    error naming the method and the options, before anything runs (never silently ignored)."""
+    code, out, err = run(capsys, "solve", str(i3_file), "--method", method, *argv)
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert f"method {method!r} solves no LP or MIP; {flags}" in line
+
+
+def test_log_reaches_the_solver_through_the_options(capfd, i3_file):
+    """Tests that --log, now one field of the SolverOptions the command builds, still turns
+    the solver's log on: on standard error, with standard output one JSON object (LP-OV on
+    I3 is 4, docs/theory.md#instances)."""
+    for log, expect_log in ((["--log"], True), ([], False)):
+        code = main(["solve", str(i3_file), "--method", "lp-ov", "--json", *log])
+        out, err = capfd.readouterr()
+        assert code == 0, err
+        assert json.loads(out)["objective"] == pytest.approx(4.0)
+        assert bool(err.strip()) is expect_log, err
+
+
+def test_default_solver_settings_are_no_error_for_a_bound(capsys, tmp_path):
+    """Tests that spelling out the defaults (--solver highs, --mip-gap 1e-6) is not a
+    setting the bound would ignore: I2's Smith bound, 19, is printed as usual."""
+    path = tmp_path / "i2.json"
+    write_json(theory_i2(), path)
+    code, out, err = run(capsys, "solve", str(path), "--method", "bound-smith", "--solver",
+                         "highs", "--mip-gap", "1e-6", "--json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["objective"] == 19.0
 
 
 def test_needs_file_and_method(capsys, i3_file):
@@ -369,13 +410,13 @@ def test_bad_options_are_usage_errors(capsys, i3_file, argv):
 
 def test_params_reach_the_method_converted(capsys, register, i3_file):
     """Tests that --param values reach the method, converted by its annotations (or read
-    as literals when it takes **params), and that solver options arrive as such."""
+    as literals when it takes **params), and that the solver options arrive as one
+    SolverOptions built from --time-limit, --mip-gap and --threads."""
     seen: dict[str, Any] = {}
 
-    def typed(instance, *, solver="highs", time_limit=None, mip_gap=1e-6, threads=None,
-              rounds: int = 1, ratio: float = 1.0, exact: bool = False, **params):  # fmt: skip
-        seen.update(rounds=rounds, ratio=ratio, exact=exact, solver=solver,
-                    time_limit=time_limit, mip_gap=mip_gap, threads=threads, **params)  # fmt: skip
+    def typed(instance, options=None, *, rounds: int = 1, ratio: float = 1.0,
+              exact: bool = False, **params):  # fmt: skip
+        seen.update(rounds=rounds, ratio=ratio, exact=exact, options=options, **params)
         return serial(instance)
 
     register("typed", Double(typed))
@@ -387,7 +428,7 @@ def test_params_reach_the_method_converted(capsys, register, i3_file):
     assert code == 0, err
     assert seen == {
         "rounds": 3, "ratio": 2.0, "exact": True, "name": "x1", "flag": False,
-        "solver": "highs", "time_limit": 5.0, "mip_gap": 0.01, "threads": 2,
+        "options": SolverOptions(solver="highs", time_limit=5.0, mip_gap=0.01, threads=2),
     }  # fmt: skip
     assert isinstance(seen["ratio"], float)
 
@@ -396,14 +437,14 @@ def test_bad_params_are_one_line(capsys, register, i3_file):
     """Tests --param errors: a value that does not convert, a solver option given as a
     parameter, a parameter the method does not take."""
 
-    def strict(instance, *, solver="highs", time_limit=None, mip_gap=1e-6, threads=None,
-               rounds: int = 1):  # fmt: skip
+    def strict(instance, options=None, *, rounds: int = 1):
         return serial(instance)
 
     register("strict", Double(strict))
     for param, needle in (
         ("rounds=many", "'many' is not an integer"),
         ("mip_gap=0.1", "use the option --mip-gap"),
+        ("options=x", "solver settings have options of their own"),
         ("colour=red", "has no parameter 'colour'; it takes: rounds"),
         ("rounds", "expects KEY=VALUE"),
     ):

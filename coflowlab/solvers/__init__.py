@@ -4,6 +4,9 @@ Formulations (``coflowlab.formulations``) build a :class:`LinearModel` with
 :class:`ModelBuilder`; :func:`solve` hands it to a backend and returns a
 :class:`SolveResult` (status, objective, proven bound, gap, runtime, values).
 
+Solver settings (backend, time limit, MIP gap, threads, log) travel as one frozen
+:class:`SolverOptions`, which every LP/MIP-based method takes as ``options``.
+
 Backends:
 
 - ``"highs"``: HiGHS through highspy, the default, always installed;
@@ -11,7 +14,8 @@ Backends:
 - ``"gurobi"``: gurobipy, optional (``pip install coflowlab[gurobi]``). Its pip licence is
   size-limited; a model beyond it raises :class:`coflowlab.SolverNotAvailableError`.
 
-No backend writes to standard output (logs go to standard error with ``log=True``).
+No backend writes to standard output (logs go to standard error with
+``SolverOptions(log=True)``).
 :func:`interruptible` turns Ctrl-C into a graceful stop (status ``interrupted``, with the
 incumbent and bound) and routes progress reports to a hook (:mod:`.control`).
 """
@@ -33,6 +37,8 @@ from .control import request_interrupt as request_interrupt
 from .control import stderr_progress as stderr_progress
 from .model import LinearModel as LinearModel
 from .model import ModelBuilder as ModelBuilder
+from .options import SOLVER_NAMES as SOLVER_NAMES
+from .options import SolverOptions as SolverOptions
 from .pulp_backend import write_model as write_model
 from .result import SolveResult as SolveResult
 from .result import SolveStatus as SolveStatus
@@ -40,6 +46,7 @@ from .result import relative_gap as relative_gap
 
 __all__ = [
     "SOLVERS",
+    "SOLVER_NAMES",
     "LinearModel",
     "ModelBuilder",
     "ProgressHook",
@@ -48,6 +55,7 @@ __all__ = [
     "SolveProgress",
     "SolveResult",
     "SolveStatus",
+    "SolverOptions",
     "available_solvers",
     "current_control",
     "interrupt_requested",

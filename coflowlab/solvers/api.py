@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from ..exceptions import SolverError, SolverNotAvailableError
 from .model import LinearModel
+from .options import SolverOptions
 from .result import SolveResult, SolveStatus, relative_gap
 
 __all__ = [
@@ -111,12 +112,8 @@ def _backend(solver: str) -> Callable[..., SolveResult]:
 
 def solve(
     model: LinearModel,
+    options: SolverOptions | None = None,
     *,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
-    log: bool = False,
     start: npt.ArrayLike | None = None,
     interruptible: bool = True,
 ) -> SolveResult:
@@ -126,20 +123,14 @@ def solve(
     ----------
     model
         The model (see :class:`LinearModel`).
-    solver
-        ``"highs"`` (default), ``"cbc"`` or ``"gurobi"`` (see :data:`SOLVERS`).
-    time_limit
-        Wall seconds; ``None`` for none. A MIP stopped by it returns its incumbent and
-        proven bound (status ``time_limit``) or, without an incumbent,
-        ``time_limit_no_solution``.
-    mip_gap
-        Relative gap at which a MIP counts as solved (MIPs only). The result's ``gap`` is the
-        one actually reached.
-    threads
-        Solver threads (``None``: the backend's default).
-    log
-        Write the solver's log to standard error (never standard output, which stays free
-        for results: without ``log`` the backends print nothing at all).
+    options
+        Solver settings, see :class:`SolverOptions` (``None``: its defaults, HiGHS with no
+        time limit). ``solver`` picks the backend (see :data:`SOLVERS`); a MIP stopped by
+        ``time_limit`` returns its incumbent and proven bound (status ``time_limit``) or,
+        without an incumbent, ``time_limit_no_solution``; ``mip_gap`` applies to MIPs only
+        and the result's ``gap`` is the one actually reached; ``log`` writes the solver's
+        log to standard error (never standard output, which stays free for results: without
+        it the backends print nothing at all).
     start
         A starting solution for a MIP: ``(num_vars,)`` values, ``nan`` for the variables
         left to the solver (a partial start). HiGHS gets it through ``setSolution``, CBC
@@ -159,7 +150,9 @@ def solve(
     Raises
     ------
     SolverError
-        A bad argument (the message names it), e.g. a ``start`` of the wrong length.
+        A bad argument (the message names it), e.g. a ``start`` of the wrong length, or
+        ``options`` that are not a :class:`SolverOptions` (whose own construction rejects
+        a bad setting with a ``ValueError`` naming the field).
     SolverNotAvailableError
         The backend is not installed, or not licensed for a model this size.
 
@@ -175,20 +168,24 @@ def solve(
     ('optimal', -3.0, [3.0, 0.0])
     >>> solve(b.build(), start=[1.0, 1.0]).objective  # a feasible start of value -2
     -3.0
+    >>> solve(b.build(), SolverOptions(time_limit=10, mip_gap=0.0)).status.value
+    'optimal'
     """
-    if time_limit is not None and not (time_limit > 0 and not math.isnan(time_limit)):
-        raise SolverError(f"time_limit must be positive, got {time_limit!r}")
-    if not (0 <= mip_gap < 1):
-        raise SolverError(f"mip_gap must be in [0, 1), got {mip_gap!r}")
-    if threads is not None and threads < 1:
-        raise SolverError(f"threads must be at least 1, got {threads!r}")
+    if options is None:
+        options = SolverOptions()
+    elif not isinstance(options, SolverOptions):
+        raise SolverError(
+            f"options must be a SolverOptions (or None), got {type(options).__name__}"
+        )
     begin = check_start(model, start)
-    result = _backend(solver)(
+    # the settings were validated when the SolverOptions was built; backends take them as
+    # keywords so that each stays a plain function of its solver's own options
+    result = _backend(options.solver)(
         model,
-        time_limit=time_limit,
-        mip_gap=mip_gap,
-        threads=threads,
-        log=log,
+        time_limit=options.time_limit,
+        mip_gap=options.mip_gap,
+        threads=options.threads,
+        log=options.log,
         start=begin,
         interruptible=interruptible,
     )

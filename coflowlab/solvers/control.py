@@ -6,7 +6,7 @@ command line, runs its work inside :func:`interruptible`::
 
     progress = stderr_progress() if sys.stderr.isatty() else None
     with interruptible(progress=progress) as control:
-        solution = solve_exact_slotted(instance, time_limit=60)
+        solution = solve_exact_slotted(instance, SolverOptions(time_limit=60))
     exit_code = 130 if control.interrupted else 0
 
 Inside it, the first SIGINT only sets :attr:`SolveControl.interrupted`: the running HiGHS

@@ -196,7 +196,7 @@ def _size_message(model: LinearModel) -> str:
         f"installed Gurobi licence allows: it is size-limited (the licence bundled with the "
         f"gurobipy pip package allows at most {max_n} variables and {max_m} constraints). "
         "Install a full Gurobi licence (free for academic use, gurobi.com) or use "
-        "--solver highs (solver='highs' from Python)"
+        "--solver highs (SolverOptions(solver='highs') from Python)"
     )
 
 

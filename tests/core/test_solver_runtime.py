@@ -34,6 +34,7 @@ from coflowlab.solvers import (
     LinearModel,
     ModelBuilder,
     SolveProgress,
+    SolverOptions,
     SolveStatus,
     interrupt_requested,
     interruptible,
@@ -122,17 +123,17 @@ import numpy as np, scipy.sparse as sp
 from coflowlab.formulations.lp_ov import solve_lp_ov
 from coflowlab.formulations.time_indexed import solve_exact_slotted
 from coflowlab.instances import uniform
-from coflowlab.solvers import ModelBuilder, solve
+from coflowlab.solvers import ModelBuilder, SolverOptions, solve
 
 log = sys.argv[1] == "log"
 b = ModelBuilder("toy")
 b.add_variables("x", 2, cost=[-1.0, -1.0], upper=10.0, integer=True)
 b.add_rows("cap", sp.csr_matrix([[1.0, 2.0]]), upper=[3.5])
-mip = solve(b.build(), log=log)
-lp = solve(b.build().relaxed(), log=log)
+mip = solve(b.build(), SolverOptions(log=log))
+lp = solve(b.build().relaxed(), SolverOptions(log=log))
 inst = uniform(3, 3, seed=2)
-slotted = solve_exact_slotted(inst, log=log)
-relaxation = solve_lp_ov(inst, log=log)
+slotted = solve_exact_slotted(inst, SolverOptions(log=log))
+relaxation = solve_lp_ov(inst, SolverOptions(log=log))
 print(json.dumps({"mip": mip.objective, "lp": lp.objective, "slotted": slotted.objective,
                   "lp_ov": relaxation.objective}))
 """
@@ -179,7 +180,7 @@ def test_cli_solve_json_is_parseable(tmp_path):
 def test_backends_write_nothing_on_stdout(solver_backend, log, capfd):
     """Tests every installed backend in this process, at the file-descriptor level (CBC is
     a child process): nothing on stdout; the log on stderr exactly when asked for."""
-    res = solve(toy_mip(), solver=solver_backend, log=log)
+    res = solve(toy_mip(), SolverOptions(solver=solver_backend, log=log))
     assert res.status is SolveStatus.OPTIMAL
     out, err = capfd.readouterr()
     assert out == ""
@@ -206,7 +207,7 @@ def test_start_does_not_change_the_optimum(solver_backend, partial):
     """Tests that a feasible start (x = (1, 1), value -2; partial: x0 = 1 only) leaves the
     optimum -3 at (3, 0) found and proven."""
     start = [1.0, math.nan] if partial else [1.0, 1.0]
-    res = solve(toy_mip(), solver=solver_backend, start=start)
+    res = solve(toy_mip(), SolverOptions(solver=solver_backend), start=start)
     assert res.status is SolveStatus.OPTIMAL
     assert res.objective == pytest.approx(-3.0) and res.bound == pytest.approx(-3.0)
 
@@ -216,7 +217,7 @@ def test_start_is_an_incumbent_at_a_tiny_time_limit(solver_backend):
     start: the time limit returns an incumbent (status time_limit, never
     time_limit_no_solution), feasible, no worse than the start, above its bound."""
     model, plant = market_split(6, 60)
-    res = solve(model, solver=solver_backend, start=plant, time_limit=0.05)
+    res = solve(model, SolverOptions(solver=solver_backend, time_limit=0.05), start=plant)
     assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL), res.message
     assert res.x is not None and model.violation(res.x) <= FEAS_TOL
     assert res.objective <= model.value(plant) + 1e-9
@@ -249,9 +250,9 @@ def _slotted_model(instance):
         seen["grid"] = grid
         return model, grid
 
-    def capture_solve(model, **kwargs):
+    def capture_solve(model, options=None, **kwargs):
         seen["model"], seen["start"] = model, kwargs.get("start")
-        return solve(model, time_limit=1e-3, solver="highs")
+        return solve(model, SolverOptions(time_limit=1e-3, solver="highs"))
 
     mp = pytest.MonkeyPatch()
     mp.setattr(ti, "_time_indexed_model", capture_model)
@@ -297,7 +298,7 @@ def test_exact_slotted_returns_a_schedule_at_a_tiny_time_limit():
     """Tests the reported case, uniform(4, 8, seed=1): even with a 0.01 s time limit the
     MIP returns a verified schedule (status time_limit, not time_limit_no_solution) no
     worse than its start; the fluid optimum 479 (README) is a lower bound on it."""
-    sol = solve_exact_slotted(uniform(4, 8, seed=1), time_limit=0.01)
+    sol = solve_exact_slotted(uniform(4, 8, seed=1), SolverOptions(time_limit=0.01))
     assert sol.status is SolveStatus.TIME_LIMIT, sol.message
     assert sol.report is not None and sol.report.feasible
     assert 479 - 1e-6 <= sol.objective <= sol.details["start_objective"] + 1e-9
@@ -341,7 +342,7 @@ def test_interrupted_mip_returns_its_start_and_bound():
     with interruptible() as control:
         control.request_interrupt()
         t0 = time.perf_counter()
-        res = solve(model, start=plant, time_limit=30)
+        res = solve(model, SolverOptions(time_limit=30), start=plant)
     assert time.perf_counter() - t0 < 20
     assert res.status is SolveStatus.INTERRUPTED and res.has_solution
     assert model.violation(res.x) <= FEAS_TOL
@@ -381,7 +382,7 @@ def test_exact_fluid_branch_and_bound_stops_on_the_flag():
 
 INTERRUPT_SCRIPT = """
 import json, math, sys
-from coflowlab.solvers import interruptible
+from coflowlab.solvers import SolverOptions, interruptible
 {setup}
 announced = []
 
@@ -422,9 +423,9 @@ def test_sigint_stops_a_highs_mip_with_its_incumbent():
     no worse than the start and a bound below it; the notice is on stderr."""
     setup = MARKET_SPLIT + "model, plant = market_split(6, 60)\n"
     run = (
-        "res = solve(model, start=plant, time_limit=60); out = {'status': res.status.value, "
-        "'objective': res.objective, 'bound': res.bound, 'start': model.value(plant), "
-        "'violation': model.violation(res.x), 'runtime': res.runtime}"
+        "res = solve(model, SolverOptions(time_limit=60), start=plant); "
+        "out = {'status': res.status.value, 'objective': res.objective, 'bound': res.bound, "
+        "'start': model.value(plant), 'violation': model.violation(res.x), 'runtime': res.runtime}"
     )
     setup += "from coflowlab.solvers import solve\n"
     code, out, err = _interrupt(setup, run, after=1.0)
@@ -452,7 +453,7 @@ def test_sigint_stops_exact_fluid_with_its_incumbent():
     from coflowlab.instances import uniform
     inst = uniform(4, 30, seed=1)
     """
-    run = "sol = solve_exact_fluid(inst, time_limit=120); " + SOLUTION_OUT
+    run = "sol = solve_exact_fluid(inst, SolverOptions(time_limit=120)); " + SOLUTION_OUT
     code, out, _ = _interrupt(setup, run, after=0.5, at_progress=True)
     assert code == 130 and out["status"] == "interrupted" and out["feasible"]
     assert out["bound"] <= out["objective"] + 1e-9 and out["runtime"] < 60
@@ -467,7 +468,7 @@ def test_sigint_stops_exact_slotted_in_its_root_lp():
     from coflowlab.instances import uniform
     inst = uniform(4, 8, seed=1)
     """
-    run = "sol = solve_exact_slotted(inst, time_limit=120); " + SOLUTION_OUT
+    run = "sol = solve_exact_slotted(inst, SolverOptions(time_limit=120)); " + SOLUTION_OUT
     code, out, _ = _interrupt(setup, run, after=1.0)
     assert code == 130 and out["status"] == "interrupted" and out["feasible"]
     assert out["objective"] <= out["details"]["start_objective"] + 1e-9
@@ -490,7 +491,7 @@ def test_progress_reports_a_running_mip(capsys):
         printer(record)
 
     with interruptible(progress=hook, progress_interval=0.2):
-        res = solve(model, start=plant, time_limit=3.0)
+        res = solve(model, SolverOptions(time_limit=3.0), start=plant)
     assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
     assert len(seen) >= 2
     assert all(r.source == "highs" and r.name == "market-split" for r in seen)
@@ -642,7 +643,7 @@ def test_fake_gurobi_start_and_interrupt(fake_gurobi):
     fake_gurobi(status=11, incumbent=None, bound=-3.0)
     with interruptible():
         bare = grb.solve_gurobi(toy_mip())
-        started = solve(toy_mip(), solver="gurobi", start=[1.0, 1.0])
+        started = solve(toy_mip(), SolverOptions(solver="gurobi"), start=[1.0, 1.0])
     assert bare.status is SolveStatus.INTERRUPTED and bare.x is None
     assert started.status is SolveStatus.INTERRUPTED and started.x.tolist() == [1.0, 1.0]
     assert started.objective == -2.0 and started.bound == -3.0

@@ -22,7 +22,7 @@ from numpy.testing import assert_allclose
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from coflowlab.exceptions import SolverError, SolverNotAvailableError
-from coflowlab.solvers import LinearModel, ModelBuilder, SolveStatus, solve
+from coflowlab.solvers import LinearModel, ModelBuilder, SolverOptions, SolveStatus, solve
 from coflowlab.solvers import gurobi_backend as grb
 from coflowlab.solvers.api import available_solvers, require_solver
 
@@ -203,18 +203,39 @@ def test_builder_pads_rows_and_keeps_blocks():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"time_limit": 0.0}, "time_limit must be positive"),
-        ({"time_limit": math.nan}, "time_limit must be positive"),
-        ({"mip_gap": 1.0}, r"mip_gap must be in \[0, 1\)"),
-        ({"mip_gap": -0.1}, r"mip_gap must be in \[0, 1\)"),
-        ({"threads": 0}, "threads must be at least 1"),
-        ({"solver": "cplex"}, "unknown solver 'cplex'"),
+        ({"time_limit": 0.0}, r"SolverOptions\.time_limit: must be positive"),
+        ({"time_limit": math.nan}, r"SolverOptions\.time_limit: must be positive"),
+        ({"time_limit": math.inf}, r"SolverOptions\.time_limit: must be positive"),
+        ({"mip_gap": 1.0}, r"SolverOptions\.mip_gap: must be in \[0, 1\)"),
+        ({"mip_gap": -0.1}, r"SolverOptions\.mip_gap: must be in \[0, 1\)"),
+        ({"threads": 0}, r"SolverOptions\.threads: must be a positive integer"),
+        ({"solver": "cplex"}, r"SolverOptions\.solver: 'cplex' is not one of highs, cbc"),
+        ({"log": 1}, r"SolverOptions\.log: must be True or False"),
     ],
 )
-def test_solve_rejects_bad_arguments(kwargs, match):
-    """Tests that solve() checks its arguments before any backend runs."""
-    with pytest.raises(SolverError, match=match):
-        solve(toy_mip(), **kwargs)
+def test_bad_settings_are_refused_before_any_solve(kwargs, match):
+    """Tests that a bad solver setting is refused when the SolverOptions is built (so no
+    backend ever sees it), with a message naming the field."""
+    with pytest.raises(ValueError, match=match):
+        SolverOptions(**kwargs)
+
+
+@pytest.mark.parametrize("options", ["highs", {"solver": "highs"}, 10.0])
+def test_solve_takes_only_a_solver_options(options):
+    """Tests that solve() refuses settings that are not a SolverOptions (a backend name or a
+    dict passed where the options go) instead of guessing what they mean."""
+    with pytest.raises(SolverError, match="options must be a SolverOptions"):
+        solve(toy_mip(), options)
+
+
+def test_solve_without_options_uses_the_defaults():
+    """Tests that solve(model) and solve(model, SolverOptions()) are the same solve: HiGHS,
+    no time limit, the toy MIP's proven optimum -3 at (3, 0)."""
+    default, explicit = solve(toy_mip()), solve(toy_mip(), SolverOptions())
+    assert default.solver == explicit.solver == "highs"
+    assert default.status is explicit.status is SolveStatus.OPTIMAL
+    assert default.objective == explicit.objective == pytest.approx(-3.0)
+    assert np.array_equal(default.x, explicit.x)
 
 
 def test_missing_package_is_reported_with_what_to_install(monkeypatch):
@@ -222,7 +243,7 @@ def test_missing_package_is_reported_with_what_to_install(monkeypatch):
     the package, and drops out of available_solvers()."""
     monkeypatch.setitem(sys.modules, "gurobipy", None)  # makes find_spec report it missing
     with pytest.raises(SolverNotAvailableError, match=r"gurobipy.*--solver highs"):
-        solve(toy_mip(), solver="gurobi")
+        solve(toy_mip(), SolverOptions(solver="gurobi"))
     assert "gurobi" not in available_solvers()
     assert "highs" in available_solvers()
 
@@ -246,7 +267,7 @@ def test_lp_optimum(solver_backend):
     """Tests the two-variable LP: objective (offset included) -2.8 + 1.5, bound equal to it,
     gap 0, the optimal vertex (1.6, 1.2)."""
     model = two_var_lp(offset=1.5)
-    res = solve(model, solver=solver_backend)
+    res = solve(model, SolverOptions(solver=solver_backend))
     assert res.status is SolveStatus.OPTIMAL and res.solver == solver_backend
     assert res.objective == pytest.approx(-2.8 + 1.5, rel=1e-9)
     assert res.bound == pytest.approx(res.objective, rel=1e-9) and res.gap == pytest.approx(0)
@@ -256,7 +277,7 @@ def test_lp_optimum(solver_backend):
 
 def test_mip_optimum(solver_backend):
     """Tests the toy MIP: optimum -3 at (3, 0), proven (bound = objective)."""
-    res = solve(toy_mip(), solver=solver_backend)
+    res = solve(toy_mip(), SolverOptions(solver=solver_backend))
     assert res.status is SolveStatus.OPTIMAL
     assert (res.objective, res.bound) == (pytest.approx(-3.0), pytest.approx(-3.0))
     assert_allclose(res.x, [3.0, 0.0], atol=1e-8)
@@ -268,7 +289,7 @@ def test_random_models_match_scipy(solver_backend, seed, integer):
     """Tests random models with every row kind (=, ≤, ≥, ranged, free; fixed and free
     variables; an offset) against scipy's MILP: same optimum, feasible values."""
     model = random_mip(seed, integer=integer)
-    res = solve(model, solver=solver_backend, mip_gap=0.0)
+    res = solve(model, SolverOptions(solver=solver_backend, mip_gap=0.0))
     assert res.status is SolveStatus.OPTIMAL
     assert res.objective == pytest.approx(scipy_optimum(model), rel=1e-7, abs=1e-7)
     assert res.objective == pytest.approx(model.value(res.x), rel=1e-7, abs=1e-7)
@@ -316,7 +337,7 @@ def _integer_infeasible_unbounded_relaxation() -> LinearModel:
 )
 def test_infeasible_and_unbounded(solver_backend, make, expected, bound):
     """Tests that infeasible and unbounded models are told apart, without values."""
-    res = solve(make(), solver=solver_backend)
+    res = solve(make(), SolverOptions(solver=solver_backend))
     assert res.status is expected
     assert res.x is None and not res.has_solution and math.isnan(res.objective)
     assert res.bound == bound
@@ -327,7 +348,7 @@ def test_time_limit_reports_a_consistent_state(solver_backend):
     and whatever is reported is consistent: a feasible incumbent whose value is the
     objective, a bound below it, the gap between them; no values without an incumbent."""
     model = market_split()
-    res = solve(model, solver=solver_backend, time_limit=0.01)
+    res = solve(model, SolverOptions(solver=solver_backend, time_limit=0.01))
     assert res.status in (
         SolveStatus.TIME_LIMIT,
         SolveStatus.TIME_LIMIT_NO_SOLUTION,
@@ -350,9 +371,9 @@ def test_gap_tolerance_bound_is_proven(solver_backend):
     """Tests a MIP solved to a 2% gap: the reported bound is at most the true optimum (it is
     proven), the objective at least it, and the reported gap within the tolerance."""
     model = knapsacks()
-    exact = solve(model, solver=solver_backend, mip_gap=0.0)
+    exact = solve(model, SolverOptions(solver=solver_backend, mip_gap=0.0))
     assert exact.status is SolveStatus.OPTIMAL and exact.gap == pytest.approx(0, abs=1e-9)
-    loose = solve(model, solver=solver_backend, mip_gap=0.02)
+    loose = solve(model, SolverOptions(solver=solver_backend, mip_gap=0.02))
     assert loose.status is SolveStatus.OPTIMAL
     assert loose.bound <= exact.objective + 1e-9 <= loose.objective + 2e-9
     assert loose.gap <= 0.02 + 1e-6
@@ -361,8 +382,8 @@ def test_gap_tolerance_bound_is_proven(solver_backend):
 def test_solves_are_deterministic(solver_backend):
     """Tests that solving the same MIP twice gives the same values."""
     model = knapsacks(seed=5, n=25, m=8)
-    first = solve(model, solver=solver_backend, mip_gap=0.0)
-    second = solve(model, solver=solver_backend, mip_gap=0.0)
+    first = solve(model, SolverOptions(solver=solver_backend, mip_gap=0.0))
+    second = solve(model, SolverOptions(solver=solver_backend, mip_gap=0.0))
     assert first.status is second.status is SolveStatus.OPTIMAL
     assert first.objective == second.objective
     assert np.array_equal(first.x, second.x)
@@ -372,7 +393,7 @@ def test_threads_option_is_accepted(solver_backend):
     """Tests that changing the thread count between solves in one process (HiGHS keeps a
     process-wide thread pool) still solves the toy MIP."""
     for threads in (None, 2, 1, None):
-        res = solve(toy_mip(), solver=solver_backend, threads=threads)
+        res = solve(toy_mip(), SolverOptions(solver=solver_backend, threads=threads))
         assert res.status is SolveStatus.OPTIMAL, (threads, res.message)
         assert res.objective == pytest.approx(-3.0)
 
@@ -590,7 +611,7 @@ def test_fake_size_limited_licence_is_detected_before_building(fake_gurobi):
     licence probe was built, never the model itself."""
     built = fake_gurobi()
     with pytest.raises(SolverNotAvailableError) as err:
-        solve(wide_model(2001), solver="gurobi")
+        solve(wide_model(2001), SolverOptions(solver="gurobi"))
     text = str(err.value)
     assert "2001 variables" in text and "size-limited" in text
     assert "at most 2000 variables and 2000 constraints" in text
@@ -605,7 +626,7 @@ def test_fake_ranged_rows_count_twice_against_the_limit(fake_gurobi):
     model = wide_model(3, ranged_rows=1001)
     assert model.num_rows == 1001 and grb.gurobi_size(model) == (3, 2002)
     with pytest.raises(SolverNotAvailableError, match="2002 constraints"):
-        solve(model, solver="gurobi")
+        solve(model, SolverOptions(solver="gurobi"))
 
 
 def test_fake_size_limit_error_from_gurobi_is_translated(fake_gurobi, monkeypatch):
@@ -614,7 +635,7 @@ def test_fake_size_limit_error_from_gurobi_is_translated(fake_gurobi, monkeypatc
     fake_gurobi(limit=10)
     monkeypatch.setattr(grb, "_size_limited", False)
     with pytest.raises(SolverNotAvailableError, match=r"size-limited.*--solver highs"):
-        solve(wide_model(11), solver="gurobi")
+        solve(wide_model(11), SolverOptions(solver="gurobi"))
 
 
 def test_fake_missing_licence_and_other_errors(fake_gurobi):
@@ -622,10 +643,10 @@ def test_fake_missing_licence_and_other_errors(fake_gurobi):
     error a SolverError (never a silent fallback)."""
     fake_gurobi(start_error=FakeGurobiError(10009, "No Gurobi license found"))
     with pytest.raises(SolverNotAvailableError, match=r"No Gurobi license found.*licence"):
-        solve(toy_mip(), solver="gurobi")
+        solve(toy_mip(), SolverOptions(solver="gurobi"))
     fake_gurobi()
     with pytest.raises(SolverError, match="Gurobi error 10003") as err:
-        solve(toy_mip(), solver="gurobi")
+        solve(toy_mip(), SolverOptions(solver="gurobi"))
     assert not isinstance(err.value, SolverNotAvailableError)
 
 
@@ -652,10 +673,12 @@ def test_real_gurobi_licence_limit(monkeypatch):
     solve."""
     limited = _real_licence_is_size_limited()
     monkeypatch.setattr(grb, "_size_limited", None)
-    assert solve(wide_model(2000), solver="gurobi").status is SolveStatus.OPTIMAL
+    assert solve(wide_model(2000), SolverOptions(solver="gurobi")).status is SolveStatus.OPTIMAL
     if limited:
         with pytest.raises(SolverNotAvailableError, match="size-limited"):
-            solve(wide_model(2001), solver="gurobi")
+            solve(wide_model(2001), SolverOptions(solver="gurobi"))
         assert grb._size_limited is True
     else:
-        assert solve(wide_model(2001), solver="gurobi").objective == pytest.approx(0.0)
+        assert solve(wide_model(2001), SolverOptions(solver="gurobi")).objective == pytest.approx(
+            0.0
+        )

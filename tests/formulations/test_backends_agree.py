@@ -1,11 +1,13 @@
 """Tests that every registered method gives the same answer on every LP/MIP backend.
 
-Each method of ``coflowlab.formulations.METHODS`` runs on the tiny instances of
-docs/theory.md#instances (I1-I4) with HiGHS, the default backend and the reference, and with each
-backend of the ``--solvers`` option (``tests/conftest.py``; default: every installed one). Status,
-objective and bound must agree within 1e-6 relative. MIPs are solved at zero gap so that "optimal"
-means the same thing everywhere. Deadline methods get a deadline version of each instance (``D_j =
-r_j + ⌈1.5 ρ_j⌉``). A method whose module is not written yet is skipped, saying so.
+Each method of ``coflowlab.formulations.METHODS`` that solves an LP or MIP (the ones taking
+:class:`~coflowlab.solvers.SolverOptions`; the combinatorial bounds use no backend) runs on the
+tiny instances of docs/theory.md#instances (I1-I4) with HiGHS, the default backend and the
+reference, and with each backend of the ``--solvers`` option (``tests/conftest.py``; default:
+every installed one). Status, objective and bound must agree within 1e-6 relative. MIPs are
+solved at zero gap so that "optimal" means the same thing everywhere. Deadline methods get a
+deadline version of each instance (``D_j = r_j + ⌈1.5 ρ_j⌉``). A method whose module is not
+written yet is skipped, saying so.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from coflowlab.formulations import METHODS
 from coflowlab.instance import Instance
 from coflowlab.instances import examples
 from coflowlab.solution import Solution
-from coflowlab.solvers import SolveStatus
+from coflowlab.solvers import SolverOptions, SolveStatus
 
 INSTANCES = ("theory_i1", "theory_i2", "theory_i3", "theory_i4")
+SOLVING = [name for name, entry in METHODS.items() if entry.takes_options()]
+"""The methods with a backend to compare."""
 RTOL = 1e-6
 REFERENCE = "highs"
 
@@ -44,12 +48,12 @@ def solve_once(name: str, instance_name: str, solver: str) -> Solution | str:
     inst = getattr(examples, instance_name)()
     func = method_function(name)
     try:
-        return func(inst, solver=solver, mip_gap=0.0)
+        return func(inst, SolverOptions(solver=solver, mip_gap=0.0))
     except InvalidInstanceError:
         if inst.has_deadlines:
             raise
     try:
-        return func(with_deadlines(inst), solver=solver, mip_gap=0.0)
+        return func(with_deadlines(inst), SolverOptions(solver=solver, mip_gap=0.0))
     except InvalidInstanceError as exc:
         return f"{name} does not apply to {instance_name}: {exc}"
     except SolverNotAvailableError as exc:
@@ -67,7 +71,7 @@ def _same(a: float, b: float) -> bool:
 
 
 @pytest.mark.parametrize("instance_name", INSTANCES)
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", SOLVING)
 def test_backend_agrees_with_highs(method, instance_name, solver_backend):
     """Tests that the method's status, objective and bound on this backend equal HiGHS's
     (for HiGHS itself: that a second run repeats the first exactly)."""

@@ -26,7 +26,7 @@ from coflowlab.formulations.order_lp import (
 )
 from coflowlab.instances import examples
 from coflowlab.instances.generators import uniform
-from coflowlab.solvers import SolveStatus, solve
+from coflowlab.solvers import SolverOptions, SolveStatus, solve
 
 ALGORITHMS = ("bnb", "mip")
 
@@ -175,7 +175,8 @@ def test_time_limit_returns_incumbent_and_bound():
     and that any incumbent it returns verifies and lies above the proven bound."""
     inst = uniform(4, 14, density=0.5, release_rate=0.1, weights=(1, 4), seed=3)
     for algorithm in ALGORITHMS:
-        sol = solve_exact_fluid(inst, algorithm=algorithm, time_limit=0.05, max_coflows=14)
+        options = SolverOptions(time_limit=0.05)
+        sol = solve_exact_fluid(inst, options, algorithm=algorithm, max_coflows=14)
         assert sol.status in (SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION)
         if sol.status is SolveStatus.TIME_LIMIT:
             assert sol.bound <= sol.objective * (1 + 1e-9)

@@ -18,7 +18,7 @@ from coflowlab.constants import OPTIMALITY_TOL
 from coflowlab.exceptions import SolverError
 from coflowlab.formulations import solve_method
 from coflowlab.solution import OBJECTIVE_RTOL, SolutionKind, check_optimality, schedule_solution
-from coflowlab.solvers import SolveResult, SolveStatus
+from coflowlab.solvers import SolveResult, SolverOptions, SolveStatus
 
 ef = import_module("coflowlab.formulations.exact_fluid")
 ti = import_module("coflowlab.formulations.time_indexed")
@@ -74,8 +74,8 @@ def test_a_wrong_slotted_bound_is_caught(monkeypatch):
     optimum of its solution is refused (issue 12's slotted instance, OPT 20)."""
     real = ti.solve
 
-    def lying(model, **kwargs):
-        res = real(model, **kwargs)
+    def lying(model, *args, **kwargs):
+        res = real(model, *args, **kwargs)
         return dataclasses.replace(res, bound=res.objective - 1.0)
 
     monkeypatch.setattr(ti, "solve", lying)
@@ -114,6 +114,25 @@ def test_the_tolerance_is_documented_and_widened_by_mip_gap():
         check_optimality("toy", 1e-5, 0.0)
     with pytest.raises(SolverError, match="nan"):
         check_optimality("toy", 1.0, math.nan)
+
+
+def test_schedule_solution_widens_the_guard_to_the_gap_its_options_asked_for():
+    """Tests that schedule_solution reads the tolerance from the solver settings the schedule
+    was solved with: a schedule finishing at 1.005 against a proven bound of 1 (0.5% gap) is
+    refused without options (no solver: OPTIMALITY_TOL alone) and with the default
+    SolverOptions (mip_gap 1e-6), and accepted as optimal under SolverOptions(mip_gap=0.01)."""
+    inst, slow = one_flow(1.005)
+    claim = optimal(1.005, 1.0)
+    for options in (None, SolverOptions()):
+        with pytest.raises(SolverError, match=r"toy: status optimal.* 1\.00[45]\d* .* bound 1\.0"):
+            schedule_solution(
+                "toy", SolutionKind.EXACT, inst, slow, claim, runtime=0.0, options=options
+            )
+    ok = schedule_solution(
+        "toy", SolutionKind.EXACT, inst, slow, claim, runtime=0.0,
+        options=SolverOptions(mip_gap=0.01),
+    )  # fmt: skip
+    assert ok.status is SolveStatus.OPTIMAL and ok.objective == pytest.approx(1.005)
 
 
 def test_a_bound_on_the_wrong_side_is_caught_too():
