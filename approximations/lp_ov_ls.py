@@ -13,7 +13,7 @@ prefix's load on a port is at most ``2 f_k`` (docs/theory.md#lp-ov), and greedy 
 f_k`` gives ``Σ w C ≤ 5·LP-OV`` with release dates and ``≤ 4·LP-OV`` without.
 
 Erratum (docs/theory.md#lp-ov-erratum): a public MATLAB implementation states the LP wrongly (a
-vacuous release row, one pair row per coflow, binary δ); the LP here follows §5.2.
+vacuous release row, one pair row per coflow, binary δ); the LP here follows docs/theory.md#lp-ov.
 """
 
 from __future__ import annotations

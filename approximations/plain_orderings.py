@@ -1,6 +1,8 @@
 """Plain orderings as baselines: FIFO, SCF, NCF, TCF, static SEBF and Smith's ratio, each served
-by the same strict-priority greedy allocation (the greedy of Sincronia's simulator;
-docs/coflowsim-model.md#sincronia).
+by an order-respecting allocation: strict-priority greedy (default, the GREEDY of Sincronia's
+simulator; docs/coflowsim-model.md#sincronia), Sincronia's MADD rule (``allocation="madd"``) or
+MADD with a backfill at every flow completion (``"madd-exact"``); see
+:mod:`coflowlab.list_scheduling` and docs/fidelity.md.
 
 The orders are the core's (:func:`coflowlab.orderings.instance_order`, on original sizes);
 within a coflow, greedy walks the flows in the instance's flow order, as Sincronia's simulator
@@ -18,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from coflowlab.instance import Instance
-from coflowlab.list_scheduling import list_schedule
+from coflowlab.list_scheduling import ALLOCATIONS, Allocation, list_schedule
 from coflowlab.orderings import instance_order
 from coflowlab.solution import Solution, approximation_solution
 
@@ -54,9 +56,12 @@ def cheap_bound(instance: Instance) -> tuple[float, str]:
     return (dual, "dual") if dual >= release_rho else (release_rho, "release-rho")
 
 
-def solve_plain_ordering(instance: Instance, method: str) -> Solution:
-    """The greedy schedule of one plain ordering (``method`` is a key of
-    :data:`PLAIN_ORDERINGS`).
+def solve_plain_ordering(
+    instance: Instance, method: str, allocation: Allocation = "greedy"
+) -> Solution:
+    """The schedule of one plain ordering (``method`` is a key of :data:`PLAIN_ORDERINGS`)
+    under ``allocation`` (``"greedy"``, default; ``"madd"``, Sincronia's MADD rule;
+    ``"madd-exact"``; :mod:`coflowlab.list_scheduling`).
 
     Examples
     --------
@@ -70,9 +75,11 @@ def solve_plain_ordering(instance: Instance, method: str) -> Solution:
     """
     if method not in PLAIN_ORDERINGS:
         raise ValueError(f"unknown plain ordering {method!r}; one of {', '.join(PLAIN_ORDERINGS)}")
+    if allocation not in ALLOCATIONS:
+        raise ValueError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
     start = time.perf_counter()
     order = instance_order(instance, PLAIN_ORDERINGS[method])
-    schedule = list_schedule(instance, order, "greedy")
+    schedule = list_schedule(instance, order, allocation)
     bound, source = cheap_bound(instance)
     return approximation_solution(
         method,
@@ -83,18 +90,19 @@ def solve_plain_ordering(instance: Instance, method: str) -> Solution:
         guarantee=None,
         runtime=time.perf_counter() - start,
         order=tuple(order.tolist()),
-        details={"ordering": PLAIN_ORDERINGS[method], "allocation": "greedy"},
+        details={"ordering": PLAIN_ORDERINGS[method], "allocation": allocation},
     )
 
 
 def _method(name: str) -> Callable[..., Solution]:
-    def run(instance: Instance) -> Solution:
-        return solve_plain_ordering(instance, name)
+    def run(instance: Instance, *, allocation: Allocation = "greedy") -> Solution:
+        return solve_plain_ordering(instance, name, allocation)
 
     run.__name__ = run.__qualname__ = f"solve_{name.replace('-', '_')}"
     run.__doc__ = (
-        f"``{name}``: :func:`solve_plain_ordering` with that ordering (it solves no LP, so "
-        "it takes no solver options)."
+        f"``{name}``: :func:`solve_plain_ordering` with that ordering; ``allocation`` is "
+        '``"greedy"`` (default), ``"madd"`` or ``"madd-exact"`` (it solves no LP, so it '
+        "takes no solver options)."
     )
     return run
 

@@ -13,8 +13,11 @@ Two methods of ``coflowlab solve`` come from here:
 
 - ``primal-dual``: the ordering with its certificate (the dual bound and the open-shop value
   of the order, ``details``), scheduled by greedy;
-- ``sincronia``: the same order, with the allocation as a parameter (greedy, or Varys' MADD
-  plus greedy backfill). With greedy the two coincide by design.
+- ``sincronia``: the same order, with the allocation as a parameter: ``greedy``, ``madd``
+  (Sincronia's offline simulator's MADD, rule for rule: skipped coflows, equal split, greedy
+  backfill, next event at the smallest Γ; docs/fidelity.md#sincronia-madd) or ``madd-exact``
+  (MADD plus greedy backfill at every flow completion, our better rule). With greedy the two
+  methods coincide by design.
 """
 
 from __future__ import annotations
@@ -106,9 +109,12 @@ def solve_sincronia(
         Any instance; the 4·OPT guarantee needs zero release dates (else ``guarantee`` is
         ``None``).
     allocation
-        ``"greedy"`` (strict priority, Sincronia's GREEDY; default) or ``"madd"`` (MADD in the
-        order plus greedy backfill); :mod:`coflowlab.list_scheduling`. The method solves
-        no LP, so it takes no solver options.
+        ``"greedy"`` (strict priority, Sincronia's GREEDY; default), ``"madd"`` (Sincronia's
+        MADD rule, with its idle capacity until the smallest Γ) or ``"madd-exact"`` (MADD plus
+        greedy backfill, recomputed at every flow completion);
+        :mod:`coflowlab.list_scheduling`. The guarantee is proven for greedy; it is reported
+        for every allocation, and checked against the verified cost. The method solves no LP,
+        so it takes no solver options.
 
     Examples
     --------

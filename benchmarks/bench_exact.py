@@ -9,10 +9,17 @@ proven optimal (``< n_min`` when even ``n_min`` fails), with the per-seed values
 median seconds at that ``n``.
 
 Methods: ``exact-fluid`` with ``algorithm="bnb"`` and ``algorithm="mip"``, and
-``exact-slotted`` through the registry when it is available (it sees the same instances:
-sizes are integral; a flow released at ``r`` first sends in the slot after ``r``). A MIP
-run that ends optimal only because the incumbent met the combinatorial root bound
-(``details["proven_by"] == "chain bound"``) does not count as proven by the MIP.
+``exact-slotted`` with ``algorithm="mip"`` (the time-indexed MIP, its default) and
+``algorithm="bnb"`` (branch and bound over event sequences with an order MIP per leaf); the
+slotted methods see the same instances (sizes are integral; a flow released at ``r`` first
+sends in slot ``ceil(r) + 1``). A MIP run that ends optimal only because the incumbent met
+the combinatorial root bound (``details["proven_by"] == "chain bound"``) does not count as
+proven by the MIP.
+
+``--gaps N`` prints instead, per instance class at ``n = N`` coflows, each relaxation's root
+bound as a fraction of the optimum (median and worst over the seeds): the fluid bounds
+against the fluid optimum, and the fluid optimum and the time-indexed LP against the slotted
+optimum (what tells a researcher which bound to trust where the optimum is out of reach).
 
 Prints figures; asserts nothing about time. Quick run::
 
@@ -54,7 +61,9 @@ def proven(method: str, algorithm: str | None) -> Callable[[Instance, float], tu
     def run(inst: Instance, limit: float) -> tuple[bool, float]:
         params: dict[str, Any] = {}
         if algorithm is not None:
-            params.update(algorithm=algorithm, max_coflows=64)
+            params.update(algorithm=algorithm)
+        if method == "exact-fluid":
+            params.update(max_coflows=64)
         start = time.perf_counter()
         res = coflowlab.run(method, inst, SolverOptions(time_limit=limit), **params)
         wall = time.perf_counter() - start
@@ -92,6 +101,68 @@ def largest_proven(
     return best, seconds
 
 
+GAP_BOUNDS = (
+    "bound-release-rho",
+    "bound-smith",
+    "interval-lp",
+    "lp-ov",
+    "parallel-lp",
+    "time-indexed-lp",
+)
+"""The relaxations and bounds whose root gap ``--gaps`` prints."""
+SOLVED = {"interval-lp", "lp-ov", "parallel-lp", "time-indexed-lp"}
+"""Those of :data:`GAP_BOUNDS` that solve an LP (and take solver options)."""
+
+
+def root_gaps(m: int, releases: bool, n: int, seeds: int, limit: float) -> dict[str, list[float]]:
+    """Per bound, its ratio to the optimum on each seed where the optimum is proven: the
+    fluid bounds (and the B&B's combinatorial root bound, ``chain``) to fluid OPT; ``fluid
+    OPT`` and ``time-indexed-lp`` to slotted OPT (suffix ``/slotted``)."""
+    out: dict[str, list[float]] = {}
+    opts = SolverOptions(time_limit=limit)
+    for seed in range(seeds):
+        inst = make_instance(m, n, releases, seed)
+        fluid = coflowlab.run("exact-fluid", inst, opts)
+        slotted = coflowlab.run("exact-slotted", inst, opts, algorithm="bnb")
+        values: dict[str, float] = {}
+        if fluid.proven_optimal:
+            values["chain (B&B root)"] = fluid.raw.details["root_bound"] / fluid.objective
+            for name in GAP_BOUNDS:
+                bound = coflowlab.run(name, inst, opts if name in SOLVED else None)
+                values[name] = bound.objective / fluid.objective
+        if slotted.proven_optimal:
+            values["time-indexed-lp/slotted"] = (
+                coflowlab.run("time-indexed-lp", inst, opts).objective / slotted.objective
+            )
+            if fluid.proven_optimal:
+                values["fluid OPT/slotted"] = fluid.objective / slotted.objective
+        for key, value in values.items():
+            out.setdefault(key, []).append(value)
+    return out
+
+
+def print_gaps(args: argparse.Namespace) -> None:
+    """The ``--gaps`` table."""
+    print(
+        f"root bound / OPT at n = {args.gaps} coflows, over {args.seeds} seeds "
+        f"(median, worst); {args.time_limit:g} s per solve"
+    )
+    print(f"{'fabric':>7} {'releases':>8}  {'bound':<24} {'median':>7} {'worst':>7}  seeds")
+    for m in args.ports:
+        for releases in (False, True):
+            gaps = root_gaps(m, releases, args.gaps, args.seeds, args.time_limit)
+            for name, values in gaps.items():
+                ratios = [r for r in values if math.isfinite(r)]
+                head = f"{m:>3}x{m:<3} {'yes' if releases else 'no':>8}  {name:<24} "
+                if not ratios:  # the LP did not finish within the time limit
+                    print(f"{head}{'-':>7} {'-':>7}  0 (no value within the limit)", flush=True)
+                    continue
+                print(
+                    f"{head}{statistics.median(ratios):7.4f} {min(ratios):7.4f}  {len(ratios)}",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=10, help="seeds per setting (default 10)")
@@ -102,15 +173,26 @@ def main() -> None:
     parser.add_argument(
         "--methods",
         nargs="+",
-        default=["bnb", "mip", "slotted"],
-        choices=["bnb", "mip", "slotted"],
-        help="which exact methods to run",
+        default=["bnb", "mip", "slotted", "slotted-bnb"],
+        choices=["bnb", "mip", "slotted", "slotted-bnb"],
+        help="which exact methods to run (slotted: the time-indexed MIP)",
+    )
+    parser.add_argument(
+        "--gaps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="print the root gap of each relaxation at N coflows instead",
     )
     args = parser.parse_args()
+    if args.gaps is not None:
+        print_gaps(args)
+        return
     runners = {
         "bnb": ("exact-fluid (bnb)", "exact-fluid", "bnb"),
         "mip": ("exact-fluid (mip)", "exact-fluid", "mip"),
-        "slotted": ("exact-slotted", "exact-slotted", None),
+        "slotted": ("exact-slotted (mip)", "exact-slotted", None),
+        "slotted-bnb": ("exact-slotted (bnb)", "exact-slotted", "bnb"),
     }
     n_range = range(args.n_min, args.n_max + 1)
     print(

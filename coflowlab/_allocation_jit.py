@@ -192,8 +192,10 @@ def maxmin_pairs(weight, cap_in, cap_out):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def madd_kernel(ptr, flows, remaining, src, dst, res_in, res_out, rates, gammas, tau):
+def madd_kernel(ptr, flows, remaining, src, dst, res_in, res_out, rates, gammas, tau, full):
     # pragma: no cover - numba
+    # A port with at most ``full`` free capacity counts as full: a coflow needing it has
+    # Γ = inf and gets nothing (``full`` = 0: only a port with no capacity left).
     m = res_in.shape[0]
     load_in = np.zeros(m)
     load_out = np.zeros(m)
@@ -210,11 +212,11 @@ def madd_kernel(ptr, flows, remaining, src, dst, res_in, res_out, rates, gammas,
             a = src[i]
             b = dst[i]
             if load_in[a] > 0.0:
-                g = load_in[a] / res_in[a] if res_in[a] > 0.0 else np.inf
+                g = load_in[a] / res_in[a] if res_in[a] > full else np.inf
                 if g > gamma:
                     gamma = g
             if load_out[b] > 0.0:
-                g = load_out[b] / res_out[b] if res_out[b] > 0.0 else np.inf
+                g = load_out[b] / res_out[b] if res_out[b] > full else np.inf
                 if g > gamma:
                     gamma = g
         for k in range(lo, hi):
@@ -239,4 +241,28 @@ def madd_kernel(ptr, flows, remaining, src, dst, res_in, res_out, rates, gammas,
                 res_in[src[i]] = 0.0
             if res_out[dst[i]] < 0.0:
                 res_out[dst[i]] = 0.0
+    return rates
+
+
+@njit(cache=True)
+def share_kernel(flows, src, dst, res_in, res_out, rates, least):  # pragma: no cover
+    # Equal per-port split: each listed flow gets min(free ingress / n_in, free egress /
+    # n_out), n counting the listed flows at each port; the shares are taken together.
+    # A share of at most ``least`` (a rounding crumb) is not given.
+    m_in = res_in.shape[0]
+    m_out = res_out.shape[0]
+    n_in = np.zeros(m_in, dtype=np.int64)
+    n_out = np.zeros(m_out, dtype=np.int64)
+    for k in range(flows.shape[0]):
+        i = flows[k]
+        n_in[src[i]] += 1
+        n_out[dst[i]] += 1
+    for k in range(flows.shape[0]):
+        i = flows[k]
+        x = res_in[src[i]] / n_in[src[i]]
+        y = res_out[dst[i]] / n_out[dst[i]]
+        if y < x:
+            x = y
+        if x > least and x > 0.0:
+            rates[i] += x
     return rates

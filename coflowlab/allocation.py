@@ -13,6 +13,10 @@ never exceed a residual capacity (up to floating-point rounding).
 - :func:`madd`: MADD, Minimum Allocation for Desired Duration (thesis Ch. 4 §4.5.3, Eq. 4.1,
   Pseudocode 1 lines 1–12): coflows in order, each flow at ``remaining / Γ`` where Γ is the
   coflow's effective bottleneck against the capacities left by the coflows before it.
+- :func:`share_equally`: the equal per-port split that CoflowSim and Sincronia's simulator give
+  the coflows MADD skipped (docs/fidelity.md#skipped).
+- :func:`madd_share`: MADD, then that split for the skipped coflows (the two simulators' rule
+  before their backfill).
 - :func:`backfill`: work conservation; tops up existing rates greedily in a given order.
 
 The sequential loops are compiled with numba (imported on first use, so ``import coflowlab``
@@ -31,9 +35,11 @@ __all__ = [
     "backfill",
     "effective_bottleneck",
     "madd",
+    "madd_share",
     "max_min_fair",
     "max_min_fair_levels",
     "priority_greedy",
+    "share_equally",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -50,6 +56,7 @@ def _kernels() -> dict[str, Any]:
         "maxmin": k.maxmin,
         "maxmin_pairs": k.maxmin_pairs,
         "madd": k.madd_kernel,
+        "share": k.share_kernel,
     }
 
 
@@ -229,11 +236,7 @@ def backfill(
     """
     s, d = _ports(src, dst)
     r = np.array(rates, dtype=np.float64)
-    m_in, m_out = len(np.atleast_1d(cap_in)), len(np.atleast_1d(cap_out))
-    res_in = _caps(cap_in) - np.bincount(s, weights=r, minlength=m_in)[:m_in]
-    res_out = _caps(cap_out) - np.bincount(d, weights=r, minlength=m_out)[:m_out]
-    np.maximum(res_in, 0.0, out=res_in)
-    np.maximum(res_out, 0.0, out=res_out)
+    res_in, res_out = _residual(r, s, d, cap_in, cap_out)
     o = np.ascontiguousarray(order, dtype=np.int64)
     dem = np.full(len(s), np.inf) if demand is None else np.ascontiguousarray(demand, np.float64)
     return _kernels()["greedy"](o, s, d, res_in, res_out, r, dem)
@@ -249,6 +252,7 @@ def madd(
     cap_out: npt.ArrayLike,
     *,
     duration: npt.ArrayLike | None = None,
+    full_below: float = 0.0,
 ) -> tuple[FloatArray, FloatArray]:
     """MADD rates for coflows served in order (Varys' iterative MADD, Pseudocode 1).
 
@@ -264,6 +268,10 @@ def madd(
     duration
         Optional desired duration per coflow (deadline mode: the time left to the deadline).
         A coflow whose Γ exceeds its duration gets nothing. Default: Γ (minimize CCT).
+    full_below
+        A port with at most this much free capacity counts as full (default 0: only a port
+        with nothing left). A small positive value (a rounding tolerance) keeps a coflow from
+        being "served" at a near-zero pace through a port that rounding left a hair open.
 
     Returns
     -------
@@ -288,8 +296,95 @@ def madd(
     tau = np.zeros(nc) if duration is None else np.ascontiguousarray(duration, np.float64)
     rates = np.zeros(len(s))
     gammas = np.zeros(nc)
-    _kernels()["madd"](ptr, f, rem, s, d, _caps(cap_in), _caps(cap_out), rates, gammas, tau)
+    _kernels()["madd"](
+        ptr, f, rem, s, d, _caps(cap_in), _caps(cap_out), rates, gammas, tau, float(full_below)
+    )
     return rates, gammas
+
+
+def _residual(
+    r: FloatArray, s: IntArray, d: IntArray, cap_in: npt.ArrayLike, cap_out: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray]:
+    m_in, m_out = len(np.atleast_1d(cap_in)), len(np.atleast_1d(cap_out))
+    res_in = _caps(cap_in) - np.bincount(s, weights=r, minlength=m_in)[:m_in]
+    res_out = _caps(cap_out) - np.bincount(d, weights=r, minlength=m_out)[:m_out]
+    return np.maximum(res_in, 0.0), np.maximum(res_out, 0.0)
+
+
+def share_equally(
+    rates: npt.ArrayLike,
+    flows: npt.ArrayLike,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    cap_in: npt.ArrayLike,
+    cap_out: npt.ArrayLike,
+    *,
+    least: float = 0.0,
+) -> FloatArray:
+    """Equal per-port split of the capacity ``rates`` leave, among the listed ``flows``.
+
+    Each listed flow gets ``min(F_in / n_in, F_out / n_out)`` on top of its rate, where ``F`` is
+    the free capacity of its port (``cap`` minus what ``rates`` use) and ``n`` the number of
+    listed flows at that port. It is what CoflowSim and Sincronia's offline simulator give the
+    coflows MADD skipped, before their greedy backfill (docs/fidelity.md#skipped). It is not
+    max-min fair: capacity a flow cannot use at its other port is not handed out again. A share
+    of at most ``least`` is not given (default 0; a rounding tolerance keeps crumbs of capacity
+    from setting flows crawling).
+
+    Examples
+    --------
+    Two flows share ingress 0 (free 1) and go to egresses with 1 and 0.2 free: 0.5 and 0.2.
+
+    >>> share_equally([0, 0], [0, 1], [0, 0], [0, 1], [1.0], [1.0, 0.2]).tolist()
+    [0.5, 0.2]
+    """
+    s, d = _ports(src, dst)
+    r = np.array(rates, dtype=np.float64)
+    res_in, res_out = _residual(r, s, d, cap_in, cap_out)
+    f = np.ascontiguousarray(flows, dtype=np.int64)
+    return _kernels()["share"](f, s, d, res_in, res_out, r, float(least))
+
+
+def madd_share(
+    coflow_ptr: npt.ArrayLike,
+    flows: npt.ArrayLike,
+    remaining: npt.ArrayLike,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    cap_in: npt.ArrayLike,
+    cap_out: npt.ArrayLike,
+    *,
+    full_below: float = 0.0,
+) -> tuple[FloatArray, FloatArray]:
+    """MADD in order (:func:`madd`), then :func:`share_equally` among the flows of the coflows
+    it skipped (Γ = ∞: a port they need is full), as CoflowSim and Sincronia's offline simulator
+    do before their backfill (docs/fidelity.md#skipped).
+
+    Parameters and results are those of :func:`madd` (without ``duration``); ``full_below``
+    also bounds the shares that are not given (``least`` of :func:`share_equally`). The skipped
+    coflows keep ``gamma = inf``.
+
+    Examples
+    --------
+    Coflow 0 fills ingress 0; coflow 1 (two flows into egress 1, from ingress 0 and 1) is
+    skipped by MADD. The split gives each of its flows half of egress 1, capped by its free
+    ingress: 0 and 0.5 (a backfill would hand out the other half).
+
+    >>> rates, gamma = madd_share([0, 1, 3], [0, 1, 2], [1, 1, 1], [0, 0, 1], [0, 1, 1],
+    ...                           [1.0, 1.0], [1.0, 1.0])
+    >>> rates.tolist(), gamma.tolist()
+    ([1.0, 0.0, 0.5], [1.0, inf])
+    """
+    ptr = np.ascontiguousarray(coflow_ptr, dtype=np.int64)
+    f = np.ascontiguousarray(flows, dtype=np.int64)
+    rates, gamma = madd(ptr, f, remaining, src, dst, cap_in, cap_out, full_below=full_below)
+    skipped = np.flatnonzero(np.isinf(gamma))
+    if len(skipped):
+        counts = ptr[skipped + 1] - ptr[skipped]
+        start = np.repeat(ptr[skipped] - np.cumsum(np.r_[0, counts[:-1]]), counts)
+        members = f[np.arange(counts.sum(), dtype=np.int64) + start]
+        rates = share_equally(rates, members, src, dst, cap_in, cap_out, least=full_below)
+    return rates, gamma
 
 
 def effective_bottleneck(

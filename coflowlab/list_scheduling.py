@@ -13,9 +13,16 @@ Allocations (docs/theory.md#sincronia):
   instance's flow order (:meth:`Instance.coflow_flows`), each take the smaller of their two
   residual port capacities (:func:`coflowlab.allocation.priority_greedy`). This is Sincronia's
   GREEDY, whose per-coflow completion obeys ``C_k ≤ R_k + max_e (L_in + L_out)(prefix)`` (F5).
-- ``"madd"``: Varys' MADD in the order (each coflow's flows finish together at its Γ against
-  the capacity the earlier coflows left, :func:`coflowlab.allocation.madd`), then a greedy
-  backfill in the same order, so the allocation is work conserving as well.
+- ``"madd"``: Sincronia's offline MADD, rule for rule (docs/fidelity.md#sincronia-madd): coflows
+  in order each get MADD rates against the capacity the earlier ones left, a coflow that needs
+  a full port is skipped; the skipped coflows share what is left equally per port
+  (:func:`coflowlab.allocation.madd_share`); then every flow, in order, is greedily backfilled.
+  The rates are kept until the **smallest Γ among the coflows MADD served** (or a release):
+  flows that finish before it (backfilled ones) leave their capacity idle until then, as in
+  Sincronia's simulator.
+- ``"madd-exact"``: MADD in the order plus the greedy backfill, recomputed at every flow
+  completion (coflowlab's ``"madd"`` before issue 14). Never idle while a flow could send, so
+  it is the better rule; it differs from Sincronia's on purpose.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ from typing import ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .allocation import backfill, madd, priority_greedy
+from .allocation import backfill, madd, madd_share, priority_greedy
+from .constants import TOL
 from .instance import Instance
 from .policy import ClairvoyantState, Decision, InstanceView, ObservedState
 from .schedules import FluidSchedule
@@ -33,8 +41,8 @@ from .simulator import simulate
 
 __all__ = ["ALLOCATIONS", "Allocation", "StaticPriority", "list_schedule"]
 
-Allocation = Literal["greedy", "madd"]
-ALLOCATIONS: tuple[str, ...] = ("greedy", "madd")
+Allocation = Literal["greedy", "madd", "madd-exact"]
+ALLOCATIONS: tuple[str, ...] = ("greedy", "madd", "madd-exact")
 
 IntArray = npt.NDArray[np.int64]
 
@@ -62,8 +70,9 @@ class StaticPriority:
     order
         A permutation of the coflow indices, first served first.
     allocation
-        ``"greedy"`` (strict priority, default) or ``"madd"`` (MADD plus greedy backfill); see
-        the module docstring.
+        ``"greedy"`` (strict priority, default), ``"madd"`` (Sincronia's MADD rule, events at
+        the smallest Γ) or ``"madd-exact"`` (MADD plus greedy backfill at every flow
+        completion); see the module docstring.
 
     Examples
     --------
@@ -101,6 +110,7 @@ class StaticPriority:
         self._coflow_rank = rank
         self._cap_in = np.asarray(view.cap_in, dtype=np.float64)
         self._cap_out = np.asarray(view.cap_out, dtype=np.float64)
+        self._next: float | None = None  # "madd": the next event (smallest Γ)
 
     def decide(self, state: ObservedState) -> Decision:
         """Rates of the active flows in the fixed order."""
@@ -111,11 +121,24 @@ class StaticPriority:
         if self.allocation == "greedy":
             rates = priority_greedy(priority, src, dst, self._cap_in, self._cap_out)
             return Decision(rates)
+        t = float(st.time)
+        nxt = self._next if self.allocation == "madd" and not len(st.arrived) else None
+        if nxt is not None and t < nxt * (1 - TOL):  # before Sincronia's next event: keep rates
+            return Decision(None, wakeup=nxt, notify="coflow")
         coflow = np.asarray(st.coflow)[priority]
         cut = np.flatnonzero(np.diff(coflow)) + 1
         ptr = np.concatenate([[0], cut, [len(priority)]]).astype(np.int64)
-        rates, _ = madd(ptr, priority, st.remaining, src, dst, self._cap_in, self._cap_out)
-        return Decision(backfill(rates, priority, src, dst, self._cap_in, self._cap_out))
+        if self.allocation == "madd-exact":
+            rates, _ = madd(ptr, priority, st.remaining, src, dst, self._cap_in, self._cap_out)
+            return Decision(backfill(rates, priority, src, dst, self._cap_in, self._cap_out))
+        full = TOL * float(min(self._cap_in.min(), self._cap_out.min()))
+        rates, gamma = madd_share(
+            ptr, priority, st.remaining, src, dst, self._cap_in, self._cap_out, full_below=full
+        )
+        rates = backfill(rates, priority, src, dst, self._cap_in, self._cap_out)
+        served = gamma[np.isfinite(gamma)]
+        self._next = t + float(served.min()) if len(served) else None
+        return Decision(rates, wakeup=self._next, notify="coflow")
 
 
 def list_schedule(
@@ -135,7 +158,7 @@ def list_schedule(
     order
         A permutation of ``0..n-1``, first served first.
     allocation
-        ``"greedy"`` or ``"madd"`` (module docstring).
+        ``"greedy"``, ``"madd"`` or ``"madd-exact"`` (module docstring).
 
     Raises
     ------

@@ -38,7 +38,8 @@ Conventions
 
 Examples
 --------
-Thesis Fig. 5.3 (reconstruction R-5.3): SEBF serves C2 first, the others C1.
+Thesis Fig. 5.3 (reconstruction R-5.3; docs/test-cases.md#r-5-3): SEBF serves C2 first, the
+others C1.
 
 >>> from coflowlab.instances.examples import fig_5_3
 >>> inst = fig_5_3()

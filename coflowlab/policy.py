@@ -13,6 +13,13 @@ Two kinds of state enforce what a policy may know:
   accident; the :class:`InstanceView` it gets at the start has no sizes either.
 
 A policy declares which it is with the class attribute ``clairvoyant``.
+
+**Hidden labels.** The simulator can also hide which coflow each flow belongs to
+(``simulate(..., hide_labels=True)``, or a policy class with ``label_blind = True`` such as
+CODA): the view and the states then describe every flow as a coflow of its own (flow ``i`` is
+pseudo-coflow ``i``: ``flow_coflow`` is the identity, weights 1, no deadlines, labels and
+dependencies withheld), so a policy sees only flows (ports, start times, bytes sent) and
+whatever groups it identifies itself. The metrics still use the true coflows.
 """
 
 from __future__ import annotations
@@ -55,6 +62,9 @@ class InstanceView:
         ``(a, b)`` pairs: coflow ``b`` starts after coflow ``a`` completes.
     flow_size, coflow_size
         Sizes; ``None`` in a non-clairvoyant view.
+    labels_hidden
+        Whether coflow membership is hidden: then every flow is its own pseudo-coflow
+        (``num_coflows == num_flows``, ``flow_coflow`` the identity; see the module notes).
     """
 
     num_ports: int
@@ -71,6 +81,7 @@ class InstanceView:
     dependencies: IntArray
     flow_size: FloatArray | None = None
     coflow_size: FloatArray | None = None
+    labels_hidden: bool = False
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -117,6 +128,11 @@ class ObservedState:
         Coflow indices that completed at this event.
     woken
         Whether this event is a wake-up the policy asked for.
+
+    Notes
+    -----
+    With hidden labels (see the module notes) ``coflow`` is each flow's own index and the
+    per-coflow arrays (``coflow_sent``, ``coflow_arrival``, ``completed_coflows``) are per flow.
     """
 
     __slots__ = (
@@ -151,12 +167,14 @@ class ObservedState:
         completed_coflows: IntArray,
         woken: bool,
         completed_at: FloatArray | None = None,
+        flow_group: IntArray | None = None,
     ) -> None:
-        # the per-flow columns this kind of state may read; sizes only when clairvoyant
+        # the per-flow columns this kind of state may read; sizes only when clairvoyant;
+        # flow_group replaces the coflow column when labels are hidden (the identity)
         self._columns = {
             "src": instance.flow_src,
             "dst": instance.flow_dst,
-            "coflow": instance.flow_coflow,
+            "coflow": instance.flow_coflow if flow_group is None else flow_group,
             "arrival": instance.flow_release,
         }
         if clairvoyant:

@@ -63,6 +63,9 @@ class RunResult:
     raw
         The family's own result (:class:`coflowlab.solution.Solution` or
         :class:`coflowlab.SimulationResult`), for what this summary leaves out.
+    policy
+        Online policies in the exact model: the policy object after the run (what it learnt,
+        e.g. CODA's identified groups).
     """
 
     algorithm: str
@@ -81,6 +84,7 @@ class RunResult:
     maximize: bool = False
     message: str = ""
     raw: Any = field(default=None, repr=False)
+    policy: Any = field(default=None, repr=False)
 
     @property
     def is_lower_bound(self) -> bool:
@@ -113,6 +117,7 @@ def run(
     verify: bool = True,
     record: bool = False,
     progress: Callable[[int, float], None] | None = None,
+    hide_labels: bool | None = None,
     **params: Any,
 ) -> RunResult:
     """Runs the registered algorithm ``name`` on ``instance``.
@@ -139,6 +144,9 @@ def run(
     progress
         Online policies, exact model: called as ``progress(events, time)`` at every event
         (see :func:`coflowlab.simulate`).
+    hide_labels
+        Online policies, exact model: hide which coflow each flow belongs to from the policy
+        (the metrics still use the true coflows); default: the policy's own ``label_blind``.
     **params
         The algorithm's parameters, typed or as text.
 
@@ -154,9 +162,8 @@ def run(
     entry = get_entry(name)
     started = time.perf_counter()
     if entry.online:
-        return _run_online(
-            entry, instance, time_model or "exact", verify, record, progress, params, started
-        )
+        how = _Online(time_model or "exact", verify, record, progress, hide_labels)
+        return _run_online(entry, instance, how, params, started)
     if time_model is not None:
         raise ValueError(f"{name}: time_model is for online policies; {name} is offline")
     return _run_offline(entry, instance, options, params, started)
@@ -203,16 +210,22 @@ def _without_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k != "options"}
 
 
+@dataclass(frozen=True)
+class _Online:
+    """How to replay an online policy (the online-only arguments of :func:`run`)."""
+
+    time_model: str
+    verify: bool
+    record: bool
+    progress: Callable[[int, float], None] | None
+    hide_labels: bool | None
+
+
 def _run_online(
-    entry: AlgorithmEntry,
-    instance: Instance,
-    time_model: str,
-    verify: bool,
-    record: bool,
-    progress: Callable[[int, float], None] | None,
-    params: dict[str, Any],
-    started: float,
+    entry: AlgorithmEntry, instance: Instance, how: _Online, params: dict[str, Any], started: float
 ) -> RunResult:
+    time_model = how.time_model
+    policy = None
     if time_model == "coflowsim":
         from .heuristics.coflowsim import simulate_coflowsim
 
@@ -220,7 +233,9 @@ def _run_online(
             raise ValueError(f"policy {entry.name!r} has no CoflowSim counterpart")
         if params:
             raise ValueError("the CoflowSim time model takes no parameters (CoflowSim has none)")
-        sim = simulate_coflowsim(instance, entry.name, record=record)
+        if how.hide_labels:
+            raise ValueError("the CoflowSim time model cannot hide coflow labels")
+        sim = simulate_coflowsim(instance, entry.name, record=how.record)
         inst, completion, report = sim.instance, sim.completion, sim.report
         typed: dict[str, Any] = {}
         rejected = len(sim.rejected)
@@ -230,7 +245,14 @@ def _run_online(
 
         policy = make_policy(entry.name, instance, **params)
         typed = {k: getattr(policy, k, v) for k, v in params.items()}
-        sim = simulate(instance, policy, verify_schedule=verify, record=record, progress=progress)
+        sim = simulate(
+            instance,
+            policy,
+            verify_schedule=how.verify,
+            record=how.record,
+            progress=how.progress,
+            hide_labels=how.hide_labels,
+        )
         inst, completion, report = instance, sim.coflow_completion, sim.report
         rejected = len(sim.rejected)
     else:
@@ -252,4 +274,5 @@ def _run_online(
         report=report,
         message=f"{rejected} coflows rejected by admission control" if rejected else "",
         raw=sim,
+        policy=policy,
     )

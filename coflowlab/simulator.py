@@ -96,9 +96,43 @@ class SimulationResult:
         return float(np.dot(self.instance.coflow_weight[done], self.coflow_completion[done]))
 
 
-def instance_view(instance: Instance, *, clairvoyant: bool) -> InstanceView:
-    """The :class:`InstanceView` a policy receives; sizes only when ``clairvoyant``."""
+def instance_view(
+    instance: Instance, *, clairvoyant: bool, hide_labels: bool = False
+) -> InstanceView:
+    """The :class:`InstanceView` a policy receives; sizes only when ``clairvoyant``.
+
+    With ``hide_labels`` every flow is described as a coflow of its own (flow ``i`` is
+    pseudo-coflow ``i``; weights 1, no deadlines, no labels or dependencies), so the policy
+    cannot tell which flows belong together (:mod:`coflowlab.policy`, "Hidden labels").
+
+    Examples
+    --------
+    >>> from coflowlab import Instance
+    >>> inst = Instance.from_matrices([[[1.0, 2.0], [0, 0]]])
+    >>> view = instance_view(inst, clairvoyant=False, hide_labels=True)
+    >>> view.num_coflows, view.flow_coflow.tolist(), view.labels_hidden
+    (2, [0, 1], True)
+    """
     fab = instance.fabric
+    if hide_labels:
+        nf = instance.num_flows
+        return InstanceView(
+            num_ports=instance.num_ports,
+            num_coflows=nf,
+            num_flows=nf,
+            cap_in=np.asarray(fab.ingress_capacity),
+            cap_out=np.asarray(fab.egress_capacity),
+            flow_coflow=np.arange(nf, dtype=np.int64),
+            flow_src=instance.flow_src,
+            flow_dst=instance.flow_dst,
+            coflow_weight=np.ones(nf),
+            coflow_deadline=np.full(nf, np.inf),
+            coflow_label=("",) * nf,
+            dependencies=np.zeros((0, 2), dtype=np.int64),
+            flow_size=instance.flow_size if clairvoyant else None,
+            coflow_size=instance.flow_size if clairvoyant else None,
+            labels_hidden=True,
+        )
     return InstanceView(
         num_ports=instance.num_ports,
         num_coflows=instance.num_coflows,
@@ -222,6 +256,7 @@ def simulate(
     tol: float = TOL,
     max_events: int | None = None,
     progress: Callable[[int, float], None] | None = None,
+    hide_labels: bool | None = None,
 ) -> SimulationResult:
     """Replays ``instance`` under an online ``policy``, exactly.
 
@@ -248,6 +283,12 @@ def simulate(
     progress
         Called as ``progress(events, time)`` at every event, for a status line (see
         :class:`coflowlab.progress.Progress`); it must be cheap.
+    hide_labels
+        Hide coflow membership from the policy (:mod:`coflowlab.policy`, "Hidden labels"):
+        it then sees every flow as a coflow of its own, cannot reject coflows, and is woken at
+        every flow completion (``Decision.notify`` is ignored). Completion times and metrics
+        still use the true coflows. Default (``None``): the policy class's ``label_blind``
+        attribute (``False`` when absent; CODA sets it).
 
     Returns
     -------
@@ -271,8 +312,13 @@ def simulate(
     inst = instance
     clairvoyant = bool(policy.clairvoyant)
     state_class = ClairvoyantState if clairvoyant else ObservedState
-    policy.reset(instance_view(inst, clairvoyant=clairvoyant))
+    hide = bool(getattr(policy, "label_blind", False)) if hide_labels is None else hide_labels
+    policy.reset(instance_view(inst, clairvoyant=clairvoyant, hide_labels=hide))
     n, nf = inst.num_coflows, inst.num_flows
+    # hidden labels: what the policy sees per coflow is per flow (each flow its own coflow)
+    flow_ident = np.arange(nf, dtype=np.int64) if hide else None
+    flow_sent_done = np.zeros(nf if hide else 0)
+    flow_arrival = np.full(nf if hide else 0, np.inf)
 
     arrivals = _Arrivals(inst)
     # a policy that may reject coflows is verified on the rest, which needs the records
@@ -313,6 +359,8 @@ def simulate(
             arrived = arrived[~is_rejected[inst.flow_coflow[arrived]]]
             cof = inst.flow_coflow[arrived]
             coflow_arrival[cof] = np.minimum(coflow_arrival[cof], t)
+            if hide:
+                flow_arrival[arrived] = t
             fl.add(arrived, t)
             arrived_since.append(arrived)
         if fl.count == 0 and not arrivals.heap:
@@ -331,13 +379,14 @@ def simulate(
                 flows=lambda: fl.active,
                 rate=fl.rate,
                 sent_of=fl.sent,
-                coflow_sent_done=coflow_sent_done,
-                coflow_arrival=coflow_arrival,
+                coflow_sent_done=flow_sent_done if hide else coflow_sent_done,
+                coflow_arrival=flow_arrival if hide else coflow_arrival,
                 arrived=_cat(arrived_since),
                 completed=completed,
                 completed_at=flow_done_at[completed],
-                completed_coflows=_cat(completed_coflows_since),
+                completed_coflows=completed if hide else _cat(completed_coflows_since),
                 woken=woken,
+                flow_group=flow_ident,
             )
             arrived_since, completed_since, completed_coflows_since = [], [], []
             decision = policy.decide(state)
@@ -346,10 +395,15 @@ def simulate(
                     f"policy {policy.name!r} returned {type(decision).__name__}, not a Decision"
                 )
             wakeup = math.inf if decision.wakeup is None else float(decision.wakeup)
-            notify = decision.notify
+            notify = "flow" if hide else decision.notify
             flows, rates = _apply(policy.name, decision, fl, t)
             recorder.add(t, flows, rates)
             if decision.reject is not None and len(decision.reject):
+                if hide:
+                    raise SimulationError(
+                        f"policy {policy.name!r} rejected coflows, but labels are hidden "
+                        "(hide_labels): it cannot name a coflow"
+                    )
                 _reject(
                     inst,
                     np.asarray(decision.reject, dtype=np.int64),
@@ -396,6 +450,8 @@ def simulate(
             fin_coflow = inst.flow_coflow[fin]
             np.subtract.at(coflow_left, fin_coflow, 1)
             np.add.at(coflow_sent_done, fin_coflow, inst.flow_size[fin])
+            if hide:
+                flow_sent_done[fin] = inst.flow_size[fin]
             coflows_done(fin, t)
             completed_since.append(fin)
 

@@ -75,6 +75,11 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
     is returned only when strictly cheaper than both. Limited to ``max_coflows`` coflows
     (default :data:`MAX_MIP_COFLOWS`): beyond, :class:`~coflowlab.exceptions.ModelTooLargeError`.
 
+The branch and bound also runs the slotted model (``exact-slotted --param algorithm=bnb``,
+:mod:`~coflowlab.formulations.exact_slotted_bnb`): ``_Data(..., integral=True)`` rounds the
+makespan and single-coflow bounds up to whole slots, rounds every bound up to a whole number
+when the weights are whole, and solves each leaf's order LP with whole times and amounts.
+
 Both algorithms ignore deadlines (``deadline-fluid`` reads them), and neither has a default
 time limit (``SolverOptions(time_limit=S)``, ``coflowlab solve --time-limit S``). Their
 results pass the optimality check of :func:`coflowlab.solution.schedule_solution`: status
@@ -97,7 +102,7 @@ from coflowlab.exceptions import ModelTooLargeError, SolverError
 from coflowlab.instance import Instance
 from coflowlab.list_scheduling import list_schedule
 from coflowlab.orderings import instance_order
-from coflowlab.schedules import FluidSchedule
+from coflowlab.schedules import FluidSchedule, SlottedSchedule
 from coflowlab.solution import Solution, SolutionKind, schedule_solution
 from coflowlab.solvers import (
     ModelBuilder,
@@ -153,10 +158,17 @@ optimality."""
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
+_WHOLE_TOL = 1e-9
+"""Slack when rounding a time up to whole slots (the slotted mode of the search)."""
+
 
 # ============================================================================ shared data
 def _subset_tables(
-    load_after: FloatArray, levels: FloatArray, w: FloatArray, prec: npt.NDArray[np.bool_]
+    load_after: FloatArray,
+    levels: FloatArray,
+    w: FloatArray,
+    prec: npt.NDArray[np.bool_],
+    whole: bool = False,
 ) -> tuple[FloatArray, FloatArray]:
     """Per subset ``S`` of the coflows (as a bit mask): ``span[S]``, a lower bound on the
     time by which all of ``S`` can complete (for each release level ``R``, ``R`` plus the
@@ -170,6 +182,9 @@ def _subset_tables(
     releases ``span`` is the exact makespan of ``S`` (each port's load; BvN) and, without
     precedences, ``chain`` is the concurrent-open-shop optimum on the ports (docs/theory.md#cos),
     whose permutation schedules make the recursion exact for that relaxation.
+
+    ``whole``: the slotted model (whole release levels; slots end at whole times), where the
+    time a port needs is rounded up to whole slots, ``ceil(need)``.
     """
     n = len(w)
     size = 1 << n
@@ -181,6 +196,8 @@ def _subset_tables(
             for j in range(n):
                 np.add(load[: 1 << j], load_after[j, i, v], out=load[1 << j : 2 << j])
             np.maximum(need, load, out=need)
+        if whole:
+            need = np.ceil(need - _WHOLE_TOL)
         span = np.where(need > 0, np.maximum(span, level + need), span)
     masks = np.arange(size, dtype=np.int64)
     bits = _popcount(masks)
@@ -255,6 +272,11 @@ class _Data:
     instance: Instance
     options: SolverOptions  # the caller's; each solve gets the time left of `deadline`
     deadline: float
+    # slotted mode (coflowlab.formulations.exact_slotted_bnb): whole releases, sizes and
+    # capacities; leaves are solved with whole event times and amounts
+    integral: bool = False
+    whole_objective: bool = False  # integral and every weight whole: Σ w C is whole
+    milps: int = 0
     n: int = 0
     w: FloatArray = field(default_factory=lambda: np.zeros(0))
     values: FloatArray = field(default_factory=lambda: np.zeros(0))
@@ -278,7 +300,11 @@ class _Data:
         self.levels = np.concatenate([[0.0], self.values])
         self.slot_min = coflow_release_slot(inst)
         self.prec = dominance_precedence(inst)
-        self.lb_single = self.w * (inst.coflow_release + inst.bottleneck)
+        rho = np.asarray(inst.bottleneck, dtype=float)
+        if self.integral:
+            rho = np.ceil(rho - _WHOLE_TOL)  # a coflow alone needs ceil(ρ) slots (König)
+            self.whole_objective = bool(np.all(self.w == np.round(self.w)))
+        self.lb_single = self.w * (inst.coflow_release + rho)
         m, q = inst.num_ports, len(self.values)
         fslot = np.searchsorted(self.values, inst.flow_release, side="right")
         cap = inst.fabric.port_capacity
@@ -291,7 +317,9 @@ class _Data:
         self.load_after = np.flip(np.cumsum(np.flip(per, axis=1), axis=1), axis=1)
         self.port_time = np.asarray(inst.port_time, dtype=float)
         if self.n <= MAX_SUBSET_TABLE:
-            self.span, self.chain = _subset_tables(self.load_after, self.levels, self.w, self.prec)
+            self.span, self.chain = _subset_tables(
+                self.load_after, self.levels, self.w, self.prec, self.integral
+            )
 
     def time_left(self) -> float:
         if interrupt_requested():  # Ctrl-C: stop as at the time limit, labelled interrupted
@@ -310,7 +338,17 @@ class _Data:
         if not len(idx):
             return 0.0
         need = self.load_after[idx].sum(axis=0).max(axis=1)  # per release level
+        if self.integral:
+            need = np.ceil(need - _WHOLE_TOL)
         return float((self.levels + need)[need > 0].max(initial=0.0))
+
+    def round_bound(self, bound: float) -> float:
+        """A bound as it applies to the schedules searched: in the slotted mode with whole
+        weights every ``Σ w C`` is a whole number, so ``bound`` proves ``ceil(bound)`` (less
+        a solver-tolerance margin); otherwise ``bound`` itself."""
+        if not self.whole_objective or not math.isfinite(bound):
+            return bound
+        return float(math.ceil(bound - min(0.5, 1e-6 * max(1.0, abs(bound)))))
 
     def lower_bound(self, mask: int) -> float:
         """A lower bound on ``Σ_{j∈U} w_j C_j`` in any schedule (module notes)."""
@@ -359,6 +397,38 @@ class _Data:
             raise _OutOfTime
         raise SolverError(f"{METHOD}: an order LP ended with status {res.status.value}")
 
+    def solve_whole(self, lp: OrderLP, *, timed: bool = True) -> SolveResult | None:
+        """The slotted mode's value of one event sequence: the order LP with whole event
+        times and amounts (a MIP; module :mod:`~coflowlab.formulations.exact_slotted_bnb`
+        proves it exact for the slotted model); ``None`` if infeasible. Raises
+        :class:`_OutOfTime` past the time limit."""
+        if lp.model is None:
+            return None
+        left = self.time_left() if timed else math.inf
+        if left <= 0:
+            raise _OutOfTime
+        model = replace(lp.model, integrality=np.ones(lp.model.num_vars, dtype=bool))
+        start = time.perf_counter()
+        limit = None if math.isinf(left) else left
+        res = solve(model, replace(self.options, time_limit=limit), interruptible=False)
+        self.lp_time += time.perf_counter() - start
+        self.milps += 1
+        if res.status is SolveStatus.OPTIMAL:
+            return res
+        if res.status is SolveStatus.INFEASIBLE:
+            return None
+        if res.status in (
+            SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION, SolveStatus.INTERRUPTED
+        ):  # fmt: skip
+            raise _OutOfTime
+        raise SolverError(f"exact-slotted: an order MIP ended with status {res.status.value}")
+
+    def whole_value(self, value: float) -> float:
+        """A slotted sequence's value, snapped to the whole number it is (whole weights)."""
+        if self.whole_objective and abs(value - round(value)) <= 1e-6 * max(1.0, abs(value)):
+            return float(round(value))
+        return value
+
 
 class _OutOfTime(Exception):
     """The time limit was reached inside the search."""
@@ -375,7 +445,7 @@ class _Incumbent:
     lp: OrderLP | None = None
     x: FloatArray | None = None
     source: str = ""
-    schedule: FluidSchedule | None = None
+    schedule: FluidSchedule | SlottedSchedule | None = None
 
     @property
     def found(self) -> bool:
@@ -384,7 +454,7 @@ class _Incumbent:
 
     def offer(
         self, value: float, order: tuple[int, ...], slots: tuple[int, ...], lp: OrderLP | None,
-        x: FloatArray, source: str, schedule: FluidSchedule | None = None,
+        x: FloatArray, source: str, schedule: FluidSchedule | SlottedSchedule | None = None,
     ) -> bool:  # fmt: skip
         if value < self.value:
             self.value, self.order, self.slots, self.lp, self.x = value, order, slots, lp, x
@@ -430,12 +500,13 @@ def _evaluate(
     timed: bool = True,
 ) -> float:
     lp = build_order_lp(data.instance, order, slots)
-    res = data.solve_lp(lp, timed=timed)
+    res = data.solve_whole(lp, timed=timed) if data.integral else data.solve_lp(lp, timed=timed)
     if res is None:
         return math.inf
     assert res.x is not None
-    inc.offer(res.objective, order, slots, lp, res.x, source)
-    return res.objective
+    value = data.whole_value(res.objective) if data.integral else res.objective
+    inc.offer(value, order, slots, lp, res.x, source)
+    return value
 
 
 def _heuristic(data: _Data, inc: _Incumbent) -> None:
@@ -483,7 +554,7 @@ class _Node:
 def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str, Any]:
     n, q = data.n, len(data.values)
     full = (1 << n) - 1
-    stack: list[_Node] = [_Node(data.lower_bound(full), (), (), q, full)]
+    stack: list[_Node] = [_Node(data.round_bound(data.lower_bound(full)), (), (), q, full)]
     stats: dict[str, Any] = {"nodes": 0, "pruned_by_bound": 0, "infeasible": 0, "leaves": 0}
     pruned_min = math.inf
     finished = False
@@ -532,7 +603,7 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
                 lp_value = res.objective
             else:
                 lp, res, lp_value = None, None, 0.0
-            bound = lp_value + data.lower_bound(node.mask)
+            bound = data.round_bound(lp_value + data.lower_bound(node.mask))
             if bound >= threshold():
                 stats["pruned_by_bound"] += 1
                 pruned_min = min(pruned_min, bound)
@@ -540,7 +611,20 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
             if not len(idx):
                 stats["leaves"] += 1
                 assert lp is not None and res is not None and res.x is not None
-                inc.offer(lp_value, node.suffix, node.slots, lp, res.x, "branch and bound")
+                x = res.x
+                if data.integral and not _is_whole(x):
+                    # slotted mode: the LP is this sequence's bound; its MIP its value
+                    whole = data.solve_whole(lp)
+                    if whole is None or whole.x is None:
+                        stats["infeasible"] += 1
+                        continue
+                    stats["leaf_mips"] = stats.get("leaf_mips", 0) + 1
+                    x, lp_value = whole.x, data.whole_value(whole.objective)
+                    if math.isfinite(whole.bound) and whole.bound < lp_value:  # mip_gap > 0
+                        pruned_min = min(pruned_min, data.round_bound(whole.bound))
+                elif data.integral:
+                    lp_value = data.whole_value(lp_value)
+                inc.offer(lp_value, node.suffix, node.slots, lp, x, "branch and bound")
                 continue
             children: list[_Node] = []
             span = data.makespan_bound(idx, node.mask)
@@ -548,7 +632,7 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
                 if (data.prec[j, idx]).any():
                     continue  # a coflow that must complete after j is still unplaced
                 rest = node.mask & ~(1 << j)
-                cheap = lp_value + data.w[j] * span + data.lower_bound(rest)
+                cheap = data.round_bound(lp_value + data.w[j] * span + data.lower_bound(rest))
                 children.append(
                     _Node(cheap, (j, *node.suffix), (node.qrem, *node.slots), node.qrem, rest)
                 )
@@ -566,6 +650,11 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
     )
     stats["finished"] = finished
     return stats
+
+
+def _is_whole(x: FloatArray) -> bool:
+    """Every value is a whole number (within solver tolerance)."""
+    return bool(np.all(np.abs(x - np.round(x)) <= 1e-7 * np.maximum(1.0, np.abs(x))))
 
 
 # ============================================================================ MIP
@@ -765,7 +854,7 @@ class _MipSolution:
 def _run_bnb(
     data: _Data, inc: _Incumbent, out_of_time: bool, details: dict[str, Any]
 ) -> tuple[SolveStatus, float, str]:
-    root = data.lower_bound((1 << data.n) - 1)
+    root = data.round_bound(data.lower_bound((1 << data.n) - 1))
     if out_of_time:
         details.update(nodes=0, finished=False)
         return _time_limit_status(inc), min(inc.value, root), "time limit reached in the heuristic"

@@ -1,5 +1,5 @@
 """The ordering-variable LP of Shafiee and Ghaderi (LP-OV, docs/theory.md#lp-ov) and its
-binary-δ version, the concurrent-open-shop (COS) relaxation (§1.3, §5.2, §7.3).
+binary-δ version, the concurrent-open-shop (COS) relaxation (docs/theory.md#cos, #lp-ov).
 
 Notation: ``p[k, v]`` is coflow ``k``'s time on port ``v`` alone (load / capacity, ports
 ``0..2m-1``, ingress first), ``e_k`` its completion floor
@@ -295,7 +295,8 @@ def solve_lp_ov(
     LP-OV implies the parallel inequalities on every port, so its value is at least the
     parallel-inequality LP's (docs/theory.md#lp-ov); it is at most the binary version's
     (:func:`solve_lp_ov_binary`). Ordered by ``f``, every prefix's time on each port is at most
-    ``2 f_k`` (docs/theory.md#lp-ov), the basis of the 4- and 5-approximations (§5.3).
+    ``2 f_k`` (docs/theory.md#lp-ov), the basis of the 4- and 5-approximations
+    (docs/theory.md#lp-ov-ls).
 
     Examples -------- Instance I3 (docs/theory.md#instances): OPT = 4, and LP-OV = 4 (``C`` between
     ``A`` and ``B`` would cost 5).
@@ -320,7 +321,7 @@ def solve_lp_ov_binary(
     max_rounds: int = 1000,
 ) -> Solution:
     """LP-OV with binary δ: the **concurrent-open-shop (COS) relaxation**, NOT an exact coflow
-    model (docs/theory.md#cos, #lp-ov, §7.3).
+    model (docs/theory.md#cos, #lp-ov).
 
     Its value is ``min`` over coflow orders of ``Σ_k w_k max(e_k, max_v T_v(k))``, where
     ``T_v(k)`` is the time on port ``v`` of ``k`` and the coflows before it (ports ``k`` uses).

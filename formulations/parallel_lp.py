@@ -2,8 +2,8 @@
 docs/theory.md#parallel-lp), solved by cutting planes with exact separation: a lower bound on
 coflow OPT.
 
-Each port ``v`` is a machine of the concurrent-open-shop relaxation (§1.3) with processing
-times ``p[j, v]`` (coflow ``j``'s time on ``v``: load / capacity). The LP is::
+Each port ``v`` is a machine of the concurrent-open-shop relaxation (docs/theory.md#cos) with
+processing times ``p[j, v]`` (coflow ``j``'s time on ``v``: load / capacity). The LP is::
 
     min  Σ_j w_j C_j
     s.t. Σ_{j ∈ S} p[j, v] C_j ≥ r(S) p_v(S) + ½ (p_v(S)² + Σ_{j ∈ S} p[j, v]²)

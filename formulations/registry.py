@@ -82,7 +82,8 @@ ENTRIES: tuple[AlgorithmEntry, ...] = (
         Family.EXACT,
         _S,
         "slotted OPT: time-indexed MIP with a matching per unit slot "
-        "(docs/theory.md#time-indexed); deadlines ignored",
+        "(docs/theory.md#time-indexed); --param algorithm=bnb for branch and bound over "
+        "event sequences with an order MIP per leaf (scales far further); deadlines ignored",
         paper=QIU_STEIN_ZHONG,
     ),
     _method(

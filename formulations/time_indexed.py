@@ -56,6 +56,7 @@ from coflowlab.solvers import (
 __all__ = [
     "MAX_LP_SIZE",
     "MAX_MIP_SIZE",
+    "SLOTTED_ALGORITHMS",
     "TimeIndexedLPValues",
     "default_slot_length",
     "earliest_slotted_completion",
@@ -75,6 +76,10 @@ MAX_MIP_SIZE = 200_000
 method build by default (``max_size=`` overrides it). A MIP of this size is already far
 beyond what HiGHS solves to optimality in minutes; the guard stops a pseudo-polynomial
 horizon from exhausting memory."""
+
+SLOTTED_ALGORITHMS = ("mip", "bnb")
+"""The values of :func:`solve_exact_slotted`'s ``algorithm=`` (``--param algorithm=...``); the
+differential tests run every one of them against brute force."""
 
 MAX_LP_SIZE = 2_000_000
 """Largest ``|E|·T`` :func:`solve_time_indexed_lp` builds by default (``max_size=``)."""
@@ -280,7 +285,7 @@ def _time_indexed_model(
     integer: bool,
     completion_floor: npt.NDArray[np.float64] | None = None,
 ) -> tuple[LinearModel, _Grid]:
-    """The §7.1 model (see the module docstring), every row family one sparse block."""
+    """The time-indexed model (see the module docstring), every row family one sparse block."""
     T, n, nf = horizon, instance.num_coflows, instance.num_flows
     size = instance.flow_size
     w = instance.coflow_weight
@@ -515,14 +520,22 @@ def _list_start(
     :data:`coflowlab.orderings.ORDERINGS`, as values of the model's variables: ``z`` the
     amounts, ``y[j, t] = 1`` from coflow ``j``'s completion slot on, ``S`` the running sums
     of ``z``. Returns ``(start, cost)``, or ``(None, inf)`` when no list schedule fits the
-    model (dependencies, which list schedules ignore; a completion past a cutoff or the
-    horizon)."""
+    model (a completion past a cutoff or the horizon). With dependencies, which list
+    schedules ignore, the start is the coflows served one by one in a topological order
+    (:func:`~coflowlab.formulations.exact_slotted_bnb.one_by_one`), which ends by the
+    horizon ``R + Σ ρ_j``."""
     n, nf = instance.num_coflows, instance.num_flows
-    if instance.dependencies.size:
-        return None, math.inf
     best: tuple[float, Any, Any, Any, Any] | None = None
+    if instance.dependencies.size:
+        from .exact_slotted_bnb import one_by_one
+
+        sched, finish = one_by_one(instance)
+        slot, flow, amount = sched.slot, sched.flow, sched.amount
+        if np.all(slot <= last[flow]):
+            done = finish.astype(np.int64)
+            best = (float(np.dot(instance.coflow_weight, done)), slot, flow, amount, done)
     seen: set[tuple[int, ...]] = set()
-    for name in ORDERINGS:
+    for name in ORDERINGS if not instance.dependencies.size else ():
         order = instance_order(instance, name)
         if tuple(order.tolist()) in seen:
             continue
@@ -559,16 +572,17 @@ def solve_exact_slotted(
     instance: Instance,
     options: SolverOptions | None = None,
     *,
+    algorithm: str = "mip",
     horizon: int | None = None,
     max_size: int = MAX_MIP_SIZE,
 ) -> Solution:
     """Slotted OPT of ``Σ_j w_j C_j`` by the time-indexed MIP (docs/theory.md#time-indexed).
 
-    ``z[e, t]`` is an integer in ``[0, min(d_e, c_in, c_out)]``: with unit capacities it is
-    the binary of §7.1 (each slot a matching); integral capacities ``c`` let a port move
-    ``c`` whole units per slot. Releases follow §10: a flow released at ``r`` first sends in
-    slot ``ceil(r) + 1``. The solution is decoded into a :class:`SlottedSchedule` and
-    verified; its cost comes from the verifier.
+    ``z[e, t]`` is an integer in ``[0, min(d_e, c_in, c_out)]``: with unit capacities it is the
+    binary of docs/theory.md#time-indexed (each slot a matching); integral capacities ``c`` let a
+    port move ``c`` whole units per slot. Releases follow docs/theory.md#time-models: a flow
+    released at ``r`` first sends in slot ``ceil(r) + 1``. The solution is decoded into a
+    :class:`SlottedSchedule` and verified; its cost comes from the verifier.
 
     Parameters
     ----------
@@ -579,6 +593,12 @@ def solve_exact_slotted(
     options
         Solver settings, see :class:`~coflowlab.solvers.SolverOptions` (no time limit by
         default).
+    algorithm
+        ``"mip"`` (default): this time-indexed MIP. ``"bnb"``: branch and bound over event
+        sequences with a small order MIP per leaf
+        (:func:`~coflowlab.formulations.exact_slotted_bnb.solve_exact_slotted_bnb`; same
+        optimum, far larger instances; ``horizon`` and ``max_size`` do not apply).
+        ``coflowlab solve --method exact-slotted --param algorithm=bnb``.
     horizon
         Number of slots ``T``. Default :func:`slotted_horizon` (``R + Σ ρ_j``, proven
         valid). A shorter horizon restricts the schedules searched: the result is then not
@@ -619,6 +639,14 @@ def solve_exact_slotted(
     >>> sol.status.value, round(sol.objective, 6), sol.completion_times.round(6).tolist()
     ('optimal', 9.0, [3.0, 2.0])
     """
+    if algorithm not in SLOTTED_ALGORITHMS:
+        raise ValueError(
+            f"exact-slotted: algorithm must be one of {SLOTTED_ALGORITHMS}, got {algorithm!r}"
+        )
+    if algorithm == "bnb":
+        from .exact_slotted_bnb import solve_exact_slotted_bnb
+
+        return solve_exact_slotted_bnb(instance, options)
     start = time.perf_counter()
     method = "exact-slotted"
     size, cap = slotted_data(instance, method)

@@ -3,15 +3,22 @@
 Every policy is registered by name in :data:`POLICIES` (:mod:`.registry`); build one with
 :func:`make_policy`. Modules: :mod:`.fair` (per-flow fairness), :mod:`.baselines` (per-flow
 priority), :mod:`.fifo_lm` (Baraat's FIFO-LM), :mod:`.varys` (Varys and its orderings,
-deadline mode), :mod:`.aalo` (Aalo's D-CLAS), :mod:`.coflowsim` (the CoflowSim-compatible
-time model).
+deadline mode), :mod:`.aalo` (Aalo's D-CLAS), :mod:`.hug`, :mod:`.fair_share` and
+:mod:`.coflex` (HUG, DRF, PS-P, Coflex; :mod:`.correlation` their shared steps),
+:mod:`.coflowsim` (the CoflowSim-compatible time model).
 """
 
 from .aalo import Aalo as Aalo
 from .aalo import AaloUncoordinated as AaloUncoordinated
 from .baselines import PerFlowPriority as PerFlowPriority
+from .coflex import Coflex as Coflex
+from .coflex import CoflexNaive as CoflexNaive
 from .fair import FairSharing as FairSharing
+from .fair_share import DRF as DRF
+from .fair_share import PSP as PSP
 from .fifo_lm import FifoLM as FifoLM
+from .hug import HUG as HUG
+from .hug import HUGCooperative as HUGCooperative
 from .registry import ENTRIES as ENTRIES
 from .registry import POLICIES as POLICIES
 from .registry import make_policy as make_policy

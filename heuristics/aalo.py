@@ -271,7 +271,8 @@ def coflow_ids(
 
     Examples
     --------
-    Coflows 0 and 2 are roots; 1 depends on 0, and 3 on 1 and 2 (AAL-7, AAL-8):
+    Coflows 0 and 2 are roots; 1 depends on 0, and 3 on 1 and 2 (AAL-7, AAL-8;
+    docs/test-cases.md#aal-7):
 
     >>> ext, internal = coflow_ids(4, [(0, 1), (1, 3), (2, 3)])
     >>> ext.tolist(), internal.tolist()
@@ -565,25 +566,25 @@ class Aalo:
     no units). The defaults are the thesis's (``Q_1^hi`` = 10 MB, E = K = 10, Δ = 10 ms; §6.8.1)
     for an instance in MB and ms, such as the Facebook trace (:func:`read_benchmark`).
 
-    **Queues** (§1.3-§1.4). Queue ``i`` holds coflows whose bytes sent ``S`` satisfy
+    **Queues** (thesis §6.5.2, §6.5.4). Queue ``i`` holds coflows whose bytes sent ``S`` satisfy
     ``Q_i^lo <= S < Q_i^hi`` (half-open). Every coflow enters the first queue; it is demoted
     when its bytes sent (all its flows, finished ones too, as the coordinator sees them at the
     last Δ-sync) reach a threshold; it is never promoted.
 
-    **Allocation** (§1.5-§1.6): :func:`dclas_allocation` with the coflows' queues. At each
-    port, queues share the residual capacity by weight among those that can still use it;
-    inside a queue, coflows in FIFO order take max-min fair rates within what their queue is
-    entitled to; what a queue cannot use is redistributed by weight, in rounds, until no flow
-    can grow (work conserving). FIFO holds within each round's entitlements (see
-    :func:`dclas_allocation` for the one way a later coflow can keep bandwidth an earlier one
-    could have used after a redistribution). With ``"strict"`` weights the coordinated policy
-    serves coflows in (queue, FIFO) order, each taking max-min fair rates from what the ones
-    before it left: exact FIFO, strict priority (CoflowSim's DARK, plus work conservation).
+    **Allocation** (Pseudocode 4, §6.5.4; docs/aalo.md#pseudocode-4): :func:`dclas_allocation` with
+    the coflows' queues. At each port, queues share the residual capacity by weight among those
+    that can still use it; inside a queue, coflows in FIFO order take max-min fair rates within
+    what their queue is entitled to; what a queue cannot use is redistributed by weight, in rounds,
+    until no flow can grow (work conserving). FIFO holds within each round's entitlements (see
+    :func:`dclas_allocation` for the one way a later coflow can keep bandwidth an earlier one could
+    have used after a redistribution). With ``"strict"`` weights the coordinated policy serves
+    coflows in (queue, FIFO) order, each taking max-min fair rates from what the ones before it
+    left: exact FIFO, strict priority (CoflowSim's DARK, plus work conservation).
 
-    **FIFO order** (§1.8): by CoflowId ``(external, internal)`` (:func:`coflow_ids`), the
-    external id being the arrival order of the coflow's DAG root; ties by coflow index. The
-    simulator enforces starts-after dependencies. A coflow's queue uses its own bytes sent,
-    not its DAG's (the thesis does not say).
+    **FIFO order** (Pseudocode 5, §6.6.1; docs/aalo.md#coflow-ids): by CoflowId ``(external,
+    internal)`` (:func:`coflow_ids`), the external id being the arrival order of the coflow's DAG
+    root; ties by coflow index. The simulator enforces starts-after dependencies. A coflow's queue
+    uses its own bytes sent, not its DAG's (the thesis does not say).
 
     **Events.** The policy asks to be woken up only at the Δ-multiple following the earliest
     crossing predicted from the current rates; rates change at arrivals, completions and queue

@@ -31,6 +31,24 @@ _AALO = Paper(
     "Chowdhury, Stoica", "Efficient Coflow Scheduling Without Prior Knowledge", "SIGCOMM", 2015
 )
 _VARYS_TIMES = ("T", "delta")
+_PHILAE = Paper(
+    "Jajoo, Hu, Lin",
+    "Your Coflow has Many Flows: Sampling them for Fun and Speed",
+    "USENIX ATC",
+    2019,
+)
+_HUG = Paper(
+    "Chowdhury",
+    "Coflow: A Networking Abstraction for Distributed Data-Parallel Applications (Ch. 7, HUG)",
+    "PhD thesis, UC Berkeley",
+    2015,
+)
+_COFLEX = Paper(
+    "Wang, Ma, Li, Li",
+    "Coflex: Navigating the Fairness-Efficiency Tradeoff for Coflow Scheduling",
+    "INFOCOM",
+    2017,
+)
 
 
 def _online(name: str, target: str, summary: str, **kw: Any) -> AlgorithmEntry:
@@ -137,6 +155,81 @@ ENTRIES: tuple[AlgorithmEntry, ...] = (
         "Aalo without coordination: each port decides from local bytes",
         paper=_AALO,
         mb_params=("first_threshold",),
+    ),
+    # fair sharing (thesis Ch. 7) and Coflex's knob (issue 16; docs/hug-coflex.md)
+    _online(
+        "hug",
+        "hug:HUG",
+        "HUG: optimal isolation guarantee P*, spare capped at P* (strategy-proof)",
+        paper=_HUG,
+    ),
+    _online(
+        "hug-cooperative",
+        "hug:HUGCooperative",
+        "HUG, cooperative mode: optimal isolation guarantee P*, spare uncapped",
+        paper=_HUG,
+    ),
+    _online(
+        "drf",
+        "fair_share:DRF",
+        "dominant resource fairness on the up/downlinks (not work conserving)",
+        paper=Paper(
+            "Ghodsi, Zaharia, Hindman, Konwinski, Shenker, Stoica",
+            "Dominant Resource Fairness: Fair Allocation of Multiple Resource Types",
+            "NSDI",
+            2011,
+        ),
+    ),
+    _online(
+        "ps-p",
+        "fair_share:PSP",
+        "PS-P (FairCloud): per-link equal split among coflows, then work conservation",
+        paper=Paper(
+            "Popa, Kumar, Chowdhury, Krishnamurthy, Ratnasamy, Stoica",
+            "FairCloud: Sharing the Network in Cloud Computing",
+            "SIGCOMM",
+            2012,
+        ),
+    ),
+    _online(
+        "coflex",
+        "coflex:Coflex",
+        "Coflex(alpha): alpha*P* progress for all, the rest SEBF + MADD (+ backfill)",
+        paper=_COFLEX,
+    ),
+    _online(
+        "coflex-naive",
+        "coflex:CoflexNaive",
+        "Coflex's NaiveTradeoff(alpha): alpha*P*, spare capped at alpha*P*",
+        paper=_COFLEX,
+    ),
+    # learning what they cannot see (issue 18; docs/philae-coda.md)
+    _online(
+        "philae",
+        "philae:Philae",
+        "Philae: pilot-flow sampling, contention-aware queues (policy D), non-clairvoyant",
+        paper=_PHILAE,
+        mb_params=("first_threshold",),
+    ),
+    _online(
+        "philae-oracle",
+        "philae:PhilaeOracle",
+        "Philae handed the true sizes (no pilots): the paper's upper reference",
+        paper=_PHILAE,
+        mb_params=("first_threshold",),
+    ),
+    _online(
+        "coda",
+        "coda:Coda",
+        "CODA: Rough-DBSCAN identification without labels, late binding, D-CLAS + intra-coflow",
+        paper=Paper(
+            "Zhang, Chen, Yi, Chen, Chowdhury, Geng",
+            "CODA: Toward Automatically Identifying and Scheduling Coflows in the Dark",
+            "SIGCOMM",
+            2016,
+        ),
+        ms_params=("eps", "tau", "d"),
+        mb_params=("first_threshold", "flow_first_threshold"),
     ),
 )
 """The online policies, in listing order (their entries in :data:`coflowlab.REGISTRY`)."""

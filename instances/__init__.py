@@ -31,6 +31,7 @@ from .generators import concurrent_open_shop as concurrent_open_shop
 from .generators import fb_like as fb_like
 from .generators import poisson_releases as poisson_releases
 from .generators import single_port as single_port
+from .generators import spread_flow_starts as spread_flow_starts
 from .generators import uniform as uniform
 from .io import FORMATS as FORMATS
 from .io import atomic_write_text as atomic_write_text

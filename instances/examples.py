@@ -5,6 +5,8 @@ Every function returns an :class:`~coflowlab.instance.Instance`; its docstring s
 instance, and the expected values. The same values are in :data:`EXPECTED`, machine-readable, so
 that simulator, solver and bound tests can assert against them; :data:`EXAMPLES` maps each name to
 a zero-argument builder (parametrised families are registered at their default parameters).
+Test-case labels used below (R-5.1, R-B1, AAL-n, HUG-n, TC-CX-n, Y-I1, TC-Y-n, P-n, C-n) are
+defined in docs/test-cases.md.
 
 Conventions
 -----------
@@ -52,8 +54,8 @@ used.
 Skipped (inputs missing or not a coflow instance)
 -------------------------------------------------
 - Thesis Fig. 1.5 and Fig. 4.13 (images only, no instance in the text).
-- Aalo Fig. 6.1 (AAL-15, A31): only the outputs survive, not the coflows or arrivals
-  (thesis §6.3.2). The D-CLAS queue rules of §6.5 are not instances.
+- Aalo Fig. 6.1 (AAL-15; docs/test-cases.md#aal-15): only the outputs survive, not the coflows
+  or arrivals (thesis §6.3.2). The D-CLAS queue rules of §6.5 are not instances.
 - HUG's examples (thesis Ch. 7, Appendix D): allocations of correlation vectors on
   abstract links with no flow sizes; HUG-1..4 are Coflex's Fig. 2 with the links swapped, which
   :func:`coflex_fig2` covers.
@@ -108,6 +110,8 @@ __all__ = [
     "philae_queue_transit",
     "philae_same_queue",
     "philae_thin_bypass",
+    "slotted_gap_capacity_two",
+    "slotted_gap_unit_capacity",
     "theory_i1",
     "theory_i2",
     "theory_i3",
@@ -410,7 +414,7 @@ def fig_b1() -> Instance:
     (matches every number of B.1c, the thesis's "optimal"). The **true** preemptive fluid
     optimum serves C2 first: CCTs (2, 1, 0.5), average 7/6, makespan 2. SEBF + MADD + greedy
     backfill with the tie broken towards C1: CCTs (1, 2.5, 0.5), average 4/3. Do not treat the
-    thesis's "OPT = 1.5" as ground truth (§6.3).
+    thesis's "OPT = 1.5" as ground truth (docs/examples.md#fig-b-1).
 
     Examples
     --------
@@ -465,9 +469,9 @@ def anti_diagonal(a: Sequence[float] = (1, 0, 2), b: Sequence[float] = (0, 3, 3)
     all released at 0. The two flows of a coflow use disjoint ports, so the instance is
     concurrent open shop on two machines.
 
-    Expected (our computation, checked by MILP): the exact optimum of (B.1)-(B.4) equals
-    the best concurrent-open-shop permutation: ``a = (1, 0, 2), b = (0, 3, 3)`` gives Σ CCT 10;
-    ``a = (3, 3, 1), b = (0, 3, 0)`` gives 12.
+    Expected (our computation, checked by MILP): the exact optimum of the thesis's (B.1)-(B.4)
+    equals the best concurrent-open-shop permutation: ``a = (1, 0, 2), b = (0, 3, 3)`` gives
+    Σ CCT 10; ``a = (3, 3, 1), b = (0, 3, 0)`` gives 12.
 
     Parameters
     ----------
@@ -591,6 +595,60 @@ def theory_r1() -> Instance:
     """
     return Instance.from_matrices(
         [[[2, 0], [0, 0]], [[1, 0], [0, 1]]], release=[0, 1], weight=[1, 3]
+    )
+
+
+def slotted_gap_capacity_two() -> Instance:
+    """An integral instance without release dates whose fluid optimum is below its slotted
+    optimum: the observation "fluid OPT = slotted OPT on integral instances without release
+    dates" needs unit port capacities.
+
+    Source: our instance (issue 19's scan of random integral instances with both exact
+    methods, ``tests/formulations/test_exact_fluid_vs_slotted.py``).
+
+    Instance: one port pair of capacity 2; one coflow, one flow of 1 unit, w = 1.
+
+    Expected (by hand): fluid OPT = 0.5 (the flow runs at rate 2); slotted OPT = 1 (a unit
+    moves in a whole slot).
+
+    Examples
+    --------
+    >>> inst = slotted_gap_capacity_two()
+    >>> inst.bottleneck.tolist(), inst.fabric.ingress_capacity.tolist()
+    ([0.5], [2.0])
+    """
+    return Instance.from_matrices([[[1]]], capacity=2.0)
+
+
+def slotted_gap_unit_capacity() -> Instance:
+    """A counterexample with unit capacities and no release dates to the observation
+    "fluid OPT = slotted OPT on integral instances": fluid OPT 6.5, slotted OPT 7.
+
+    Source: our instance (issue 19: found by a scan of random integral instances with both
+    exact methods and shrunk; both optima confirmed by brute force in
+    ``tests/formulations/test_exact_fluid_vs_slotted.py``).
+
+    Instance: 4 ports, capacity 1, weights 1. A: flows 2→2 (2 units), 1→0 (1), 0→1 (2);
+    B: flows 3→0 (2), 3→1 (1), 3→2 (1). ρ_A = 2, ρ_B = 4 (ingress 3).
+
+    Expected (by hand): both models need ``C_B ≥ 4`` and ``C_A ≥ 2``, and ``C_A = 2`` keeps
+    egress 1 and 2 busy until 2 and egress 0 for one unit, so B moves at most one unit by
+    then and ends at 5 or later: ``C_A + C_B ≥ 6.5`` is met in the fluid model by ``C_A =
+    2.5``, ``C_B = 4`` (until 2.5, B uses the egress time A leaves: 1.5 on egress 0, 0.5 on
+    egress 1 and 2). With whole slots the sum is a whole number above 6: ``C = (3, 4)``, 7.
+
+    Examples
+    --------
+    >>> inst = slotted_gap_unit_capacity()
+    >>> inst.bottleneck.tolist()
+    [2.0, 4.0]
+    """
+    return Instance.from_coflows(
+        [
+            Coflow([(2, 2, 2.0), (1, 0, 1.0), (0, 1, 2.0)], label="A"),
+            Coflow([(3, 0, 2.0), (3, 1, 1.0), (3, 2, 1.0)], label="B"),
+        ],
+        4,
     )
 
 
@@ -1205,6 +1263,8 @@ EXAMPLES: dict[str, Callable[[], Instance]] = {
     "theory_i3": theory_i3,
     "theory_i4": theory_i4,
     "theory_r1": theory_r1,
+    "slotted_gap_capacity_two": slotted_gap_capacity_two,
+    "slotted_gap_unit_capacity": slotted_gap_unit_capacity,
     "coflowsim_micro": coflowsim_micro,
     "coflowsim_micro_coflowsim": partial(coflowsim_micro, "coflowsim"),
     "aalo_theorem_c11": aalo_theorem_c11,
@@ -1450,6 +1510,28 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "total_size": [2.0, 2.0],
         "opt_sum_wc": {"slotted": 9.0},
         "completion": {"opt_slotted": [3.0, 2.0]},
+    },
+    "slotted_gap_capacity_two": {
+        "source": "our instance (issue 19: fluid against slotted optima)",
+        "labels": ["0"],
+        "num_ports": 1,
+        "rho": [0.5],
+        "width": [1],
+        "length": [1.0],
+        "total_size": [1.0],
+        "opt_sum_wc": {"fluid": 0.5, "slotted": 1.0},
+        "completion": {"opt": [0.5], "opt_slotted": [1.0]},
+    },
+    "slotted_gap_unit_capacity": {
+        "source": "our instance (issue 19: fluid against slotted optima)",
+        "labels": ["A", "B"],
+        "num_ports": 4,
+        "rho": [2.0, 4.0],
+        "width": [3, 3],
+        "length": [2.0, 2.0],
+        "total_size": [5.0, 4.0],
+        "opt_sum_wc": {"fluid": 6.5, "slotted": 7.0},
+        "completion": {"opt": [2.5, 4.0], "opt_slotted": [3.0, 4.0]},
     },
     "coflowsim_micro": {
         "source": _COFLOWSIM_SOURCE,

@@ -79,6 +79,10 @@ class Recording:
     def rejects(self) -> bool:
         return bool(getattr(self.inner, "rejects", False))
 
+    @property
+    def label_blind(self) -> bool:
+        return bool(getattr(self.inner, "label_blind", False))
+
     def reset(self, view: InstanceView) -> None:
         self.steps = []
         self.inner.reset(view)

@@ -361,8 +361,8 @@ def invalid_instances(draw: st.DrawFn) -> InvalidCase:
             f"{side} port {p} capacity = {bad!r}",
             lambda: cl.Fabric(m, **kwargs),
             InvalidInstanceError,
-            rf"fabric: {side} port {p}: capacity is .* "
-            r"(\(must be positive and finite\)|, outside the supported range)",
+            rf"fabric: {side} port {p}: capacity is \S+"
+            r"( \(must be positive and finite\)|, outside the supported range)",
         )
     if kind in ("release", "weight", "deadline"):
         k = draw(st.integers(0, n - 1))

@@ -124,8 +124,9 @@ _small = dict(max_ports=3, max_coflows=4, max_flows_per_coflow=3, capacities=Tru
     )
 )
 def test_every_lower_bound_is_at_most_opt(alg, inst):
-    """P1 (docs/theory.md#properties; §2.3 interval LP, §3.2 parallel LP and §3.3 the PD dual
-    (Mastrolilli et al. 2010), §5.2 LP-OV (Shafiee-Ghaderi 2018), §7.1 TI-LP, F3 Σ w(r+ρ), F4
+    """P1 (docs/theory.md#properties; the interval LP, #interval-lp; the parallel LP, #parallel-lp,
+    and the PD dual, #primal-dual (Mastrolilli et al. 2010); LP-OV, #lp-ov (Shafiee-Ghaderi
+    2018); the TI-LP, #time-indexed; F3 Σ w(r+ρ), F4
     per-port Smith): every registered relaxation and bound is ≤ the fluid OPT (with releases and
     capacities). Sizes are whole or quarter units: the time-indexed LP's size grows with the total
     size over the smallest one (docs/theory.md#time-indexed)."""

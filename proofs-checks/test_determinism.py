@@ -75,8 +75,8 @@ def test_generators_are_deterministic(gen, seed, density):
 @examples(ci=8, thorough=200)
 @given(inst=matrix_instances(max_ports=3, max_coflows=3), seed=st.integers(0, 2**31 - 1))
 def test_randomized_methods_are_deterministic(name, inst, seed):
-    """Invariant: a randomized method (QSZ random grid, docs/theory.md#qsz; α-point, §6.2) with the
-    same seed returns the same objective and schedule."""
+    """Invariant: a randomized method (QSZ random grid, docs/theory.md#qsz; α-point, #alpha-point)
+    with the same seed returns the same objective and schedule."""
     func = (APPROXIMATIONS.get(name) or FORMULATIONS[name]).load()
     try:
         check_same_solution(func, inst, seed)

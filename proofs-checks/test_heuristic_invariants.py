@@ -20,10 +20,9 @@ Properties (sources: Chowdhury's PhD thesis, UC Berkeley 2015; docs/varys.md, do
 - Varys deadline mode: admitted coflows are never preempted and meet their deadlines, rejected
   ones send nothing, and a rejection is justified by the admission test.
 
-HUG (optimal isolation guarantee, thesis §7.5.3) and Coflex (α·P*, Wang et al., INFOCOM
-2017, §IV-B) are not implemented yet (not in ``POLICIES``): they have no tests here
-and join these suites (capacity, work conservation where claimed) when they are registered;
-their own guarantees need their own properties then.
+HUG, DRF, PS-P and Coflex join these suites (capacity, work conservation where claimed) from
+the registry; their own guarantees (progress ≥ P* or α·P*, strategy-proofness, Coflex's
+Theorem 4) are in ``test_fairness.py``.
 """
 
 from __future__ import annotations
@@ -196,6 +195,10 @@ def check_capacity(
 
 
 # ============================================================================ work conservation
+def _never(policy: Any, step: Step) -> bool:
+    return False
+
+
 def _always(policy: Any, step: Step) -> bool:
     return True
 
@@ -223,6 +226,13 @@ WORK_CONSERVATION: dict[str, Callable[[Any, Step], bool]] = {
     "tcf": _varys_reallocation,
     "fifo": _varys_reallocation,
     "varys-deadline": _deadline_reallocation,
+    # issue 16 (docs/hug-coflex.md): the uncapped fillings are work conserving at every decision
+    "hug-cooperative": _always,
+    "ps-p": _always,
+    "coflex": lambda policy, step: bool(getattr(policy, "backfill", False)) and step.reallocated,
+    "hug": _never,
+    "drf": _never,
+    "coflex-naive": _never,
 }
 """At which decisions each policy claims to be work conserving, from its docstring:
 

@@ -115,7 +115,8 @@ _SLOTTED_EXACT = [a for a in algorithms.exact_methods() if a.model.value == "slo
 @given(tiny_integral(max_ports=3, max_coflows=4, max_total=8))
 def test_fluid_opt_at_most_slotted_opt(inst):
     """docs/theory.md#time-models: for integral data OPT_fluid ≤ OPT_slotted (every slotted
-    schedule is a fluid schedule), both proven optima (exact-fluid §7.2, exact-slotted §7.1)."""
+    schedule is a fluid schedule), both proven optima (exact-fluid docs/theory.md#exact,
+    exact-slotted #time-indexed)."""
     fluid, slotted = check_fluid_at_most_slotted(inst)
     summary.observe(
         PROP_FLUID,
@@ -131,9 +132,9 @@ def test_fluid_opt_at_most_slotted_opt(inst):
 @examples(ci=15, thorough=400)
 @given(inst=tiny_integral(capacities=True))
 def test_slotted_mip_equals_enumeration(alg, inst):
-    """P12 (docs/theory.md#time-indexed vs §7.2, §9): the time-indexed MIP's optimum equals
-    brute-force enumeration of slotted schedules (integral sizes, releases and capacities ≤ 2, ≤ 2
-    ports, ≤ 3 coflows, ≤ 5 units)."""
+    """P12 (docs/theory.md#time-indexed vs #exact, #properties): the time-indexed MIP's optimum
+    equals brute-force enumeration of slotted schedules (integral sizes, releases and
+    capacities ≤ 2, ≤ 2 ports, ≤ 3 coflows, ≤ 5 units)."""
     try:
         truth = check_slotted_mip_equals_enumeration(inst, alg)
     except DECLINED:

@@ -1,5 +1,5 @@
 """Structure: facts of the model that pin down values exactly (docs/theory.md#basic-facts (F1–F2),
-§1.3, §9 P7–P11), over every registered algorithm they apply to (the catalogue of
+#cos, #properties P7–P11), over every registered algorithm they apply to (the catalogue of
 ``algorithms.py``).
 
 Each property is a plain ``check_*`` function the ``@given`` test calls, so the bug-injection
@@ -32,7 +32,21 @@ RTOL = 1e-5
 # thesis Fig. 3.2). Greedy-rate order methods are work conserving but NOT ρ on one coflow
 # (counterexample: one coflow [(0,2,4),(0,1,5),(1,0,4),(2,2,1),(0,2,1),(1,0,2),(1,1,3)] on 3
 # ports, ρ = 10, greedy gives 12): for them only F5's bound r + max_e(L_in + L_out) holds.
-RHO_EXACT = {"qsz", "qsz-random", "varys", "scf", "ncf", "tcf", "fifo"}
+# Alone, HUG, DRF and Coflex give the coflow progress P* = 1 on its bottleneck (each flow at
+# size / ρ, as MADD does), so they also finish at ρ.
+RHO_EXACT = {
+    "qsz",
+    "qsz-random",
+    "varys",
+    "scf",
+    "ncf",
+    "tcf",
+    "fifo",
+    "hug",
+    "hug-cooperative",
+    "drf",
+    "coflex",
+}
 GREEDY_F5 = {
     "primal-dual",
     "sincronia",
@@ -57,6 +71,11 @@ FLOOR_ONLY = {
     "aalo-uncoordinated",
     "deadline-fluid",
     "deadline-slotted",
+    "ps-p",  # equal split per link among coflows, then work conservation within the coflow
+    "coflex-naive",  # spare capped at α P*: alone it finishes at ρ / α
+    "philae",
+    "philae-oracle",
+    "coda",
 }
 # Order-based fluid schedules whose order is a function of ratios of sizes (scale-free):
 # P10 scaling applies to them. lp-ov-ls is excluded: its order comes from an LP optimum, and

@@ -268,3 +268,48 @@ def test_ctrl_c_during_solve_prints_the_incumbent_and_exits_130(tmp_path):
     doc = json.loads(out)
     assert doc["status"] == "interrupted" and doc["objective"] > 0
     assert "Traceback" not in err
+
+
+def test_simulate_fairness_flag_prints_and_returns_the_metrics(capsys, tmp_path):
+    """Tests --fairness on Fig. 3.2's lone shuffle: MADD gives the coflow its whole
+    bottleneck, so its progress, hence the isolation guarantee, is 1 throughout; per-flow
+    fairness does not (its bottleneck link is shared by flows of unequal size)."""
+    from coflowlab.instances.examples import fig_3_2
+
+    path = tmp_path / "f.json"
+    write_json(fig_3_2(), path)
+    assert main(["simulate", str(path), "--policy", "varys", "--fairness", "--json"]) == 0
+    fair = json.loads(capsys.readouterr().out)["fairness"]
+    assert fair["min_isolation_guarantee"] == pytest.approx(1.0)
+    assert fair["jain_index"] == pytest.approx(1.0)
+    # per-flow fairness: ingress 2 carries 4 of the coflow's bottleneck 4 (normalized demand
+    # 1) but its two flows get 1/3 each at the start (each egress is split three ways)
+    assert main(["simulate", str(path), "--policy", "fair", "--fairness", "--json"]) == 0
+    fair = json.loads(capsys.readouterr().out)["fairness"]
+    assert fair["min_isolation_guarantee"] == pytest.approx(2 / 3)
+    assert main(["simulate", str(path), "--policy", "fair", "--fairness"]) == 0
+    out = capsys.readouterr().out
+    assert "isolation guarantee  min 0.6667" in out and "Jain index" in out
+
+
+def test_coda_reports_its_identification(capsys, tmp_path):
+    """Tests that a policy that identifies coflows (CODA) gets its precision and recall
+    printed: two coflows on disjoint ports released 1000 time units apart are told apart
+    exactly (precision = recall = 1)."""
+    inst = Instance.from_coflows(
+        [
+            Coflow([(0, 0, 2.0), (1, 1, 3.0)]),
+            Coflow([(2, 2, 1.0), (3, 3, 2.0)], release=1000.0),
+        ],
+        4,
+    )
+    path = tmp_path / "two.json"
+    write_json(inst, path)
+    assert main(["simulate", str(path), "--policy", "coda", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["identification"] == {"precision": 1.0, "recall": 1.0}
+    assert main(["simulate", str(path), "--policy", "coda"]) == 0
+    assert "coflow identification: precision 1.000, recall 1.000" in capsys.readouterr().out
+    argv = ["simulate", str(path), "--policy", "fair", "--hide-labels", "--time-model"]
+    assert main([*argv, "coflowsim"]) == 1  # CoflowSim's model always sees the coflows
+    assert "cannot hide coflow labels" in capsys.readouterr().err

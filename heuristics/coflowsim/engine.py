@@ -83,7 +83,8 @@ class CoflowEngine:
 
     Examples
     --------
-    CoflowSim's micro-trace (§1.2) under SEBF; finish times are ms from the epoch start:
+    CoflowSim's micro-trace (docs/coflowsim-model.md#micro-trace) under SEBF; finish times are ms
+    from the epoch start:
 
     >>> from coflowlab.instances.examples import coflowsim_micro
     >>> engine = CoflowEngine(CoflowSimView.from_instance(coflowsim_micro()), "sebf", 10240)

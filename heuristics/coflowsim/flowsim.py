@@ -48,7 +48,8 @@ class FlowEngine:
 
     Examples
     --------
-    CoflowSim's micro-trace (§1.2) under FAIR; finish times are ms from the epoch start:
+    CoflowSim's micro-trace (docs/coflowsim-model.md#micro-trace) under FAIR; finish times are ms
+    from the epoch start:
 
     >>> from coflowlab.instances.examples import coflowsim_micro
     >>> engine = FlowEngine(CoflowSimView.from_instance(coflowsim_micro()), "fair", 10240)

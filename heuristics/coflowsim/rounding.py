@@ -94,7 +94,7 @@ class CoflowSimView:
 
     Coflow ``k`` is coflow ``k`` of the instance. Its reducers are listed by port, and each
     reducer's flows by mapper port (CoflowSim's task order); flows of a coflow are contiguous.
-    All sizes are bytes, all times ms, as in CoflowSim (§1.1).
+    All sizes are bytes, all times ms, as in CoflowSim (docs/coflowsim-model.md#units).
 
     Examples
     --------

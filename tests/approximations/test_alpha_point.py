@@ -1,5 +1,5 @@
 """Tests of α-point stretching of the fluid time-indexed LP (Chowdhury et al., SPAA 2019;
-docs/theory.md#alpha-point, §6.6, P14).
+docs/theory.md#alpha-point, P14).
 
 Oracles independent of the module's envelope and trapezoid code: the verifier (feasibility,
 completion times, cost of every stretch), ``g_j(s) = min_e h_e(s)`` evaluated directly on a

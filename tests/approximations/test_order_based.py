@@ -241,7 +241,7 @@ def test_theory_section_10_values():
     gives 4 (on this instance; in general greedy rates only meet F5 on one coflow, not ρ: see
     proofs-checks/test_structure.py). I2 (one port): the PD order and Smith's give the optimum 19.
     I3: PD gives 5 (its hand check), LP-OV-LS the optimum 4. I4: PD puts A last (ties on ingress 0
-    select A, the lowest index), giving OPT 4; FIFO serves A first, giving 5 (§10)."""
+    select A, the lowest index), giving OPT 4; FIFO serves A first, giving 5 (#instances)."""
     for method in METHODS:
         if method.startswith(("order-", "primal", "sinc", "lp-ov")):
             assert run_method(theory_i1(), method).objective == pytest.approx(4.0, rel=1e-9)

@@ -138,7 +138,8 @@ def test_madd_on_fig_4_6_gives_gamma_2n():
 
 
 def test_iterative_madd_uses_what_earlier_coflows_leave():
-    """Tests thesis R-B2: after C1 takes 1/2 of out1, C2's Γ is 4 and its rate 1/2."""
+    """Tests the thesis's Fig. B.2 as reconstructed in R-B2 (docs/test-cases.md#r-b2): after C1
+    takes 1/2 of out1, C2's Γ is 4 and its rate 1/2."""
     src, dst = np.array([0, 0, 1]), np.array([0, 1, 0])
     rem = np.array([1.0, 1.0, 2.0])
     rates, gamma = allocation.madd([0, 2, 3], [0, 1, 2], rem, src, dst, [1, 1], [1, 1])

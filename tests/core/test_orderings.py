@@ -1,4 +1,7 @@
-"""Tests of the shared coflow orderings (:mod:`coflowlab.orderings`)."""
+"""Tests of the shared coflow orderings (:mod:`coflowlab.orderings`).
+
+Test-case identifiers (R-B2, TC-Y-5) are defined in docs/test-cases.md; theory I2 is in
+docs/theory.md#instances."""
 
 from __future__ import annotations
 

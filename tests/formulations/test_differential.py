@@ -27,6 +27,7 @@ import coflowlab as cl
 from coflowlab.constants import OPTIMALITY_TOL
 from coflowlab.formulations import solve_method
 from coflowlab.formulations.exact_fluid import ALGORITHMS
+from coflowlab.formulations.time_indexed import SLOTTED_ALGORITHMS
 from coflowlab.solution import OBJECTIVE_RTOL, Solution
 from coflowlab.solvers import SolveStatus
 from coflowlab.time_models import TimeModel
@@ -38,7 +39,9 @@ SLOW_SLOTTED = 3000
 
 # (registry name, keyword arguments): every algorithm of every exact Σ w C method
 FLUID_VARIANTS = [("exact-fluid", {"algorithm": a}) for a in ALGORITHMS]
-SLOTTED_VARIANTS: list[tuple[str, dict[str, str]]] = [("exact-slotted", {})]
+SLOTTED_VARIANTS: list[tuple[str, dict[str, str]]] = [
+    ("exact-slotted", {"algorithm": a}) for a in SLOTTED_ALGORITHMS
+]
 
 TOL = OPTIMALITY_TOL + OBJECTIVE_RTOL  # relative, times max(1, OPT): constants.OPTIMALITY_TOL
 
@@ -107,7 +110,8 @@ def describe(inst: cl.Instance) -> str:
     f = inst.fabric
     return (
         f"Instance.from_coflows([{', '.join(rows)}], Fabric({inst.num_ports}, "
-        f"{f.ingress_capacity.tolist()}, {f.egress_capacity.tolist()})); flow_release="
+        f"{np.asarray(f.ingress_capacity).tolist()}, {np.asarray(f.egress_capacity).tolist()})); "
+        "flow_release="
         f"{inst.flow_release.tolist()}, dependencies={inst.dependencies.tolist()}"
     )
 

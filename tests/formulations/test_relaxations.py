@@ -1,5 +1,5 @@
 """Tests of the LP relaxations: LP-OV and its binary (COS) version, the interval-indexed LP and
-the parallel-inequality LP (docs/theory.md#interval-lp, #parallel-lp, #lp-ov, P2, P9, §10).
+the parallel-inequality LP (docs/theory.md#interval-lp, #parallel-lp, #lp-ov, #instances, P2, P9).
 
 The exact fluid optimum they are compared with comes from :func:`fluid_opt`, written here
 independently of the toolkit's exact methods: docs/theory.md#exact LP per completion order,

@@ -1,5 +1,8 @@
 """Tests for Aalo's D-CLAS (``coflowlab.heuristics.aalo``): the rules of Chowdhury's thesis
-§6.5-§6.6 and Appendix C, as read in docs/aalo.md, and their invariants."""
+§6.5-§6.6 and Appendix C, as read in docs/aalo.md, and their invariants.
+
+Test-case identifiers (AAL-n) and the numbered invariants ("invariant 7") are defined in
+docs/test-cases.md (#aal-1 ... #aal-16, #aalo-invariants)."""
 
 from __future__ import annotations
 
@@ -674,9 +677,10 @@ POLICIES = {
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("name", sorted(POLICIES))
 def test_invariants_on_random_instances(name: str, seed: int):
-    """Tests §7.3 on random online instances: port capacity (the verifier), queues that start
-    at Q_1 and change exactly at the Δ-sync after a crossing and never go back, work
-    conservation, and exact FIFO within a queue under strict priority."""
+    """Tests the Aalo invariants (docs/test-cases.md#aalo-invariants) on random online
+    instances: port capacity (the verifier), queues that start at Q_1 and change exactly at the
+    Δ-sync after a crossing and never go back, work conservation, and exact FIFO within a queue
+    under strict priority."""
     inst = uniform(4, 8, density=0.4, release_rate=0.6, seed=100 + seed)
     policy = POLICIES[name]()
     result = simulate(inst, policy)

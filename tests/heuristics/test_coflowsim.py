@@ -34,7 +34,7 @@ from coflowlab.heuristics.coflowsim.simulate import _cross_check
 from coflowlab.instances import fb_like, parse_benchmark, read_benchmark
 from coflowlab.instances.examples import coflowsim_micro
 
-MICRO_CCT = {  # §1.2: CCTs in ms of jobs 1, 2, 3 under CoflowSim
+MICRO_CCT = {  # docs/coflowsim-model.md#micro-trace: CCTs in ms of jobs 1, 2, 3 under CoflowSim
     "FIFO": [8.0, 32.0, 104.0],
     "SEBF": [8.0, 32.0, 104.0],
     "FAIR": [32.0, 40.0, 104.0],
@@ -85,7 +85,8 @@ def fingerprint(labels: list[str], cct: list[float]) -> str:
 
 
 def java_next_double(seed: int, count: int) -> list[float]:
-    """The algorithm of §4 written out once more, independently of JavaRandom."""
+    """The algorithm of docs/coflowsim-model.md#java-random written out once more, independently of
+    JavaRandom."""
     state = (seed ^ 0x5DEECE66D) & ((1 << 48) - 1)
     out = []
 
@@ -99,7 +100,7 @@ def java_next_double(seed: int, count: int) -> list[float]:
     return out
 
 
-# ---------------------------------------------------------------------------------- §4
+# ------------------------------------ Java Random, docs/coflowsim-model.md#java-random
 def test_java_random_matches_known_java_outputs():
     """Tests that JavaRandom reproduces values printed by Java 17's java.util.Random."""
     assert JavaRandom(42).next_double() == 0.7275636800328681
@@ -128,9 +129,10 @@ def test_java_random_rejects_bad_bit_counts():
         JavaRandom(1).next_bits(33)
 
 
-# ---------------------------------------------------------------------------------- §1.1
+# --------------------------------------- units and epochs, docs/coflowsim-model.md#units
 def test_mib_rounding_of_reducers():
-    """Tests §1.1's micro-test: 2 mappers and 3.0 MB give two 2 MiB flows; 0.5 MB gives 1."""
+    """Tests the rounding of docs/coflowsim-model.md#units: 2 mappers and 3.0 MB give two 2 MiB
+    flows; 0.5 MB gives 1."""
     inst = parse_benchmark("4 2\n1 0 2 0 1 1 2:3.0\n2 0 1 3 1 2:0.5\n")
     view = coflowsim_instance(inst)
     assert view.flow_size.tolist() == [2.0, 2.0, 1.0]
@@ -163,7 +165,8 @@ def test_non_shuffle_coflows_become_full_shuffles():
 
 
 def test_epoch_admission():
-    """Tests §1.1's micro-test: arrivals 0, 5000, 10240 start at 0; 20000 at 10240."""
+    """Tests the admission epochs of docs/coflowsim-model.md#epochs: arrivals 0, 5000, 10240 start
+    at 0; 20000 at 10240."""
     assert epoch_release([0, 5000, 10240, 20000]).tolist() == [0.0, 0.0, 0.0, 10240.0]
     inst = parse_benchmark(
         "4 4\n1 0 1 0 1 1:1.0\n2 5000 1 0 1 1:1.0\n3 10240 1 0 1 1:1.0\n4 20000 1 0 1 1:1.0\n"
@@ -182,10 +185,11 @@ def test_coflowsim_instance_is_valid_with_capacity_of_one_mib_per_quantum():
     assert view.coflow_label == ("1", "2", "3")
 
 
-# ---------------------------------------------------------------------------------- §1.2
+# -------------------------------------- micro-trace, docs/coflowsim-model.md#micro-trace
 @pytest.mark.parametrize("java", sorted(MICRO_CCT))
 def test_micro_trace_matches_coflowsim(java, data_dir):
-    """Tests §1.2: the micro-trace CCTs (ms) and their sum, for each policy."""
+    """Tests docs/coflowsim-model.md#micro-trace: the micro-trace CCTs (ms) and their sum, for each
+    policy."""
     for inst in (coflowsim_micro(), read_benchmark(data_dir / "coflowsim_micro.txt")):
         res = simulate_coflowsim(inst, java)
         assert res.cct.tolist() == MICRO_CCT[java]
@@ -215,10 +219,11 @@ REDUCER_COUNT_RUNS_OUT = """4 9
 
 
 def test_reducer_ends_when_its_byte_count_runs_out():
-    """A reducer's byte count drifts from the sum over its flows (rounding of very large
-    counts); CoflowSim ends the reducer once the count is at most 1e-3 even if a flow still
-    has a few bytes, and the flow's later bytes leave the count negative, which still
-    enters Γ (§1.1). Java CoflowSim's SEBF CCTs on this trace (coflow 7 was 8 ms late)."""
+    """A reducer's byte count drifts from the sum over its flows (rounding of very large counts);
+    CoflowSim ends the reducer once the count is at most 1e-3 even if a flow still has a few bytes,
+    and the flow's later bytes leave the count negative, which still enters Γ
+    (docs/coflowsim-model.md#units). Java CoflowSim's SEBF CCTs on this trace (coflow 7 was 8 ms
+    late)."""
     res = simulate_coflowsim(parse_benchmark(REDUCER_COUNT_RUNS_OUT), "varys")
     expected = [2128440, 6191288, 5010752, 261496, 3746336, 4317864, 9273944, 1012784, 3584976]
     assert res.cct.tolist() == [float(x) for x in expected]

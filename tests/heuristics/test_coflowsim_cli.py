@@ -44,7 +44,8 @@ def test_every_supported_policy_is_tested():
 
 @pytest.mark.parametrize("policy", list(MICRO))
 def test_csv_has_coflowsim_ccts(capsys, data_dir, tmp_path, policy):
-    """Tests that -o writes CoflowSim's CCT of every coflow it finished (§1.2)."""
+    """Tests that -o writes CoflowSim's CCT of every coflow it finished
+    (docs/coflowsim-model.md#micro-trace)."""
     path = tmp_path / "out.csv"
     code, _, err = simulate(capsys, data_dir, policy, "-o", str(path))
     assert code == 0, err

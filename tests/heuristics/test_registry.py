@@ -60,9 +60,9 @@ CLAIRVOYANT_WORK_CONSERVING = ["varys", "scf", "ncf", "tcf", "fifo", "pfp"]
 
 @pytest.mark.parametrize("name", CLAIRVOYANT_WORK_CONSERVING)
 def test_one_coflow_alone_finishes_at_rho(name, shuffle_3x2):
-    """Tests thesis §8.9 item 2 / docs/theory.md#f1 for coflow-aware policies: one coflow alone
-    finishes at ρ (Fig. 3.2: Γ = 4) — except per-flow priority, which is not coflow-aware
-    and takes 6 (thesis Fig. 3.2)."""
+    """Tests MADD's optimality for one coflow (thesis §4.5.1, §4.5.3, Eq. 4.1) / docs/theory.md#f1
+    for coflow-aware policies: one coflow alone finishes at ρ (Fig. 3.2: Γ = 4) — except per-flow
+    priority, which is not coflow-aware and takes 6 (thesis Fig. 3.2)."""
     result = cl.simulate(shuffle_3x2, make_policy(name))
     expected = 6.0 if name == "pfp" else shuffle_3x2.bottleneck[0]
     assert_allclose(result.coflow_completion, [expected])

@@ -1,6 +1,7 @@
 """Tests of Varys and its orderings (``coflowlab.heuristics.varys``): the worked examples of
 Chowdhury's thesis (docs/examples.md), its invariants and the deadline mode (§5.5.4;
-docs/varys.md)."""
+docs/varys.md). Test-case identifiers (R-5.1, R-5.3, R-B1, R-B2) are defined in
+docs/test-cases.md."""
 
 from __future__ import annotations
 
@@ -654,3 +655,89 @@ def test_capacities_are_respected_on_a_non_unit_fabric():
     # ingress 0 until 2, then takes 2 more at rate 1/2
     assert_allclose(res.cct, [2.0, 4.0])
     assert_allclose(res.flow_completion, [2.0, 1.0, 4.0])
+
+
+# ----------------------------------------------------------------- skipped coflows (issue 14)
+def blocked_pair() -> Instance:
+    """A = {0→0: 2, 1→1: 0.5} and B = {0→1: 1, 1→1: 1} on unit ports. SEBF (ρ 2 and 2, tie
+    to the lower index), NCF (two flows each) and FIFO (both at 0) serve A first."""
+    a = np.array([[2.0, 0.0], [0.0, 0.5]])
+    b = np.array([[0.0, 1.0], [0.0, 1.0]])
+    return Instance.from_matrices([a, b])
+
+
+def test_skipped_coflows_share_what_madd_left():
+    """Tests the equal split of skipped coflows (docs/fidelity.md#skipped), by hand.
+
+    MADD gives A Γ = 2: 0→0 at 1, 1→1 at 1/4. B needs ingress 0, which is full: skipped. The
+    split gives B's flows min(F_in / n_in, F_out / n_out) with egress 1 (3/4 free) shared by
+    two flows: 0→1 gets min(0, 3/8) = 0, 1→1 gets 3/8. The greedy backfill lifts A's 1→1 flow
+    by the 3/8 left on ingress 1 and egress 1 (to 5/8: it ends at 0.8). At A's completion (2)
+    B has 1 and 1/4 left, Γ = 5/4 on egress 1: B ends at 3.25.
+    """
+    res = run(blocked_pair(), Varys(starvation=False))
+    assert_allclose(res.cct, [2.0, 3.25])
+    assert_allclose(res.flow_completion, [2.0, 0.8, 3.25, 3.25])
+
+
+def test_skipped_wait_leaves_the_freed_ports_idle():
+    """Tests skipped="wait" (the rule before issue 14), by hand: B gets nothing from MADD, the
+    backfill lifts A's 1→1 flow to 1 (it ends at 0.5) and ingress 1 and egress 1 then idle
+    until A completes at 2; B alone then needs 2 on egress 1: it ends at 4. Rescheduling at
+    every flow completion hands the freed ports to B's 1→1 flow at 0.5 (it ends at 1.5), and
+    B's 0→1 flow ends at 3."""
+    assert_allclose(run(blocked_pair(), Varys(starvation=False, skipped="wait")).cct, [2, 4])
+    every_flow = Varys(starvation=False, skipped="wait", reschedule_on="flow")
+    res = run(blocked_pair(), every_flow)
+    assert_allclose(res.cct, [2.0, 3.0])
+    assert_allclose(res.flow_completion, [2.0, 0.5, 3.0, 1.5])
+
+
+@pytest.mark.parametrize("cls", [VarysNCF, VarysFIFO])
+def test_fixed_orderings_take_the_skipped_rule(cls):
+    """Tests that the fixed-order variants pass ``skipped`` through (A first in each)."""
+    assert_allclose(run(blocked_pair(), cls(starvation=False)).cct, [2.0, 3.25])
+    assert_allclose(run(blocked_pair(), cls(starvation=False, skipped="wait")).cct, [2, 4])
+
+
+def test_skipped_is_validated():
+    with pytest.raises(ValueError, match="skipped must be one of"):
+        Varys(skipped="idle")
+
+
+def cct_fingerprint(cct: np.ndarray) -> str:
+    """SHA-256 of the per-coflow CCTs in ms, one ``index round(cct)`` line per coflow."""
+    import hashlib
+
+    text = "".join(f"{k} {round(c)}\n" for k, c in enumerate(cct.tolist()))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+VARYS_ZERO_SHARE = "00b41ec562bb9be6f3e5f8908d9e7bf3d54f64264bb5cc924bcd21fd7fad54b9"
+VARYS_ZERO_WAIT = "e72d04ce6dfbcf255ea20482e7d2d3f76ab1c80406696bf1d92e4505ea9197bc"
+SINCRONIA_SEBF_MADD_MS = 61_879.0
+"""Average CCT of Sincronia's offline simulator (SEBF order, MADD) on the trace with every
+release at 0, in ms at 8 ms per unit, as measured for issue 14 (not by this code)."""
+
+
+@pytest.mark.trace
+@pytest.mark.slow
+def test_zero_release_trace_varys_is_near_sincronia_and_wait_reproduces_issue_14(fb_trace):
+    """Tests the conclusion of docs/fidelity.md on the trace with every release at 0: the
+    default Varys lands within 10% of Sincronia's exact SEBF + MADD, and skipped="wait"
+    gives the 90,929 ms measured before the fix (issue 14). The fingerprints pin the
+    per-coflow CCTs of both (regression; taken after issue 14)."""
+    from coflowlab.instances import read_instance
+
+    trace = read_instance(fb_trace)
+    zero = trace.replace(coflow_release=np.zeros(trace.num_coflows))
+    share = simulate(zero, Varys(starvation=False), verify_schedule=True, record=False)
+    assert share.verified
+    assert abs(share.cct.mean() / SINCRONIA_SEBF_MADD_MS - 1) < 0.10
+    assert round(share.cct.mean()) == 61_168
+    wait = simulate(zero, Varys(starvation=False, skipped="wait"), record=False)
+    assert round(wait.cct.mean()) == 90_929
+    assert (cct_fingerprint(share.cct), cct_fingerprint(wait.cct)) == (
+        VARYS_ZERO_SHARE,
+        VARYS_ZERO_WAIT,
+    )

@@ -224,7 +224,8 @@ def test_coflowsim_micro_releases_and_units():
 
 
 def test_philae_contention_counts():
-    """Tests that P-10's contention (other coflows sharing a port) is (1, 2, 1)."""
+    """Tests that Philae's P-10 (docs/test-cases.md#p-10) contention (other coflows sharing a
+    port) is (1, 2, 1)."""
     inst = EXAMPLES["philae_contention"]()
     used = inst.port_load > 0
     contention = [int((used[:, used[k]].any(axis=1)).sum()) - 1 for k in range(3)]
