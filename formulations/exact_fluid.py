@@ -925,6 +925,26 @@ def _run_mip(
 
 
 # ============================================================================ entry point
+def no_schedule_solution(
+    method: str,
+    instance: Instance,
+    status: SolveStatus,
+    bound: float,
+    message: str,
+    start: float,
+    details: dict[str, Any],
+    options: SolverOptions,
+) -> Solution:
+    """The result of a search that ended (time limit, interrupt) before any schedule: its
+    status and proven bound, no objective."""
+    runtime = time.perf_counter() - start
+    result = SolveResult(status, math.nan, bound, math.nan, runtime, None, options.solver, message)
+    return schedule_solution(
+        method, SolutionKind.EXACT, instance, None, result,
+        runtime=runtime, bound=bound, details=details, options=options,
+    )  # fmt: skip
+
+
 def solve_exact_fluid(
     instance: Instance,
     options: SolverOptions | None = None,
@@ -1036,14 +1056,9 @@ def solve_exact_fluid(
     details["slots"] = list(inc.slots)
 
     if not inc.found:
-        result = SolveResult(
-            status, math.nan, bound, math.nan, time.perf_counter() - start, None,
-            options.solver, message,
-        )  # fmt: skip
-        return schedule_solution(
-            METHOD, SolutionKind.EXACT, instance, None, result,
-            runtime=time.perf_counter() - start, bound=bound, details=details, options=options,
-        )  # fmt: skip
+        return no_schedule_solution(
+            METHOD, instance, status, bound, message, start, details, options
+        )
     schedule = inc.schedule
     if schedule is None:
         assert inc.lp is not None and inc.x is not None

@@ -78,6 +78,7 @@ from .exact_fluid import (
     _OutOfTime,
     _run_bnb,
     _sequence_of,
+    no_schedule_solution,
 )
 from .order_lp import OrderLP
 from .time_indexed import first_slots, greedy_slotted, slotted_data
@@ -390,14 +391,9 @@ def solve_exact_slotted_bnb(
     details["incumbent_source"] = inc.source
     details["slots"] = list(inc.slots)
     if not inc.found:
-        result = SolveResult(
-            status, math.nan, bound, math.nan, time.perf_counter() - start, None,
-            options.solver, message,
-        )  # fmt: skip
-        return schedule_solution(
-            METHOD, SolutionKind.EXACT, instance, None, result,
-            runtime=time.perf_counter() - start, bound=bound, details=details, options=options,
-        )  # fmt: skip
+        return no_schedule_solution(
+            METHOD, instance, status, bound, message, start, details, options
+        )
     schedule = inc.schedule
     if schedule is None:
         assert inc.lp is not None and inc.x is not None

@@ -12,7 +12,7 @@ processing times ``p[j, v]`` (coflow ``j``'s time on ``v``: load / capacity). Th
 
 where ``p_v(S) = Σ_{j∈S} p[j, v]`` and ``e_j`` is the completion floor
 (:func:`coflowlab.formulations.bounds.completion_floor`: ``r_j + ρ_j``, hence at least the
-spec's ``r_j + p[j, v]`` on every port).
+usual ``r_j + p[j, v]`` on every port).
 
 ``r(S)``: the basic form's inequalities have ``r(S) = 0``. With release dates this module uses
 by default ``r(S) = min_{j ∈ S} r_j`` (the release-shifted form of Goemans' and of

@@ -16,7 +16,7 @@ registry.
   gives Varys' CCTs (starvation avoidance off);
 - Coflex Theorem 4: a coflow reporting the binary vector (6) gets true progress
   ≥ α / max_i n_i whatever the others report, with n_i counting the coflows that *report*
-  demand on link i (the digest's caveat: with true demands the bound can fail);
+  demand on link i (the caveat of Coflex's Theorem 4: with true demands the bound can fail);
 - the paper's trend, average CCT non-increasing as α falls, tested as a claim.
 """
 

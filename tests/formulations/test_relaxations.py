@@ -277,7 +277,7 @@ def test_every_relaxation_is_below_opt(inst):
 def test_relaxations_are_ordered(inst):
     """Tests P2: parallel LP ≤ LP-OV ≤ binary LP-OV (= the ordering relaxation, OPT_COS
     without releases) ≤ fluid OPT, each up to :data:`RTOL`. The parallel LP is compared in the
-    spec's form (``release_cuts=False``): LP-OV implies those inequalities, not the
+    textbook form (``release_cuts=False``): LP-OV implies those inequalities, not the
     release-shifted ones."""
     parallel = solve_parallel_lp(inst, release_cuts=False).objective
     shifted = solve_parallel_lp(inst).objective

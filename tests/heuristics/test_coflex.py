@@ -1,5 +1,5 @@
 """Coflex(α) and NaiveTradeoff(α) (Wang, Ma, Li, Li, IEEE INFOCOM 2017) on the worked examples
-(TC-CX-1..8 of the Coflex digest, ``instances/examples.py``), through ``simulate``; expected
+(TC-CX-1..8, docs/test-cases.md, ``instances/examples.py``), through ``simulate``; expected
 values are hand-derived fractions (docs/hug-coflex.md), compared within 1e-12."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Philae (Jajoo, Hu, Lin, USENIX ATC 2019): the estimator, pilot rules, policies A-D, the thin
-path, and our worked cases P-1..P-10 (expected values derived by hand in the spec's Part C and
+path, and our worked cases P-1..P-10 (docs/test-cases.md; expected values derived by hand and
 in ``instances/examples.py``; docs/philae-coda.md)."""
 
 from __future__ import annotations
