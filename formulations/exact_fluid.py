@@ -105,6 +105,7 @@ from coflowlab.orderings import instance_order
 from coflowlab.schedules import FluidSchedule, SlottedSchedule
 from coflowlab.solution import Solution, SolutionKind, schedule_solution
 from coflowlab.solvers import (
+    LinearModel,
     ModelBuilder,
     ProgressReporter,
     SolveResult,
@@ -378,24 +379,7 @@ class _Data:
         the time limit (raises :class:`_OutOfTime` past it)."""
         if lp.model is None:
             return None
-        left = self.time_left() if timed else math.inf
-        if left <= 0:
-            raise _OutOfTime
-        start = time.perf_counter()
-        limit = None if math.isinf(left) else left
-        # short LPs: no solver callbacks; the search polls the interrupt before each one
-        res = solve(lp.model, replace(self.options, time_limit=limit), interruptible=False)
-        self.lp_time += time.perf_counter() - start
-        self.lps += 1
-        if res.status is SolveStatus.OPTIMAL:
-            return res
-        if res.status is SolveStatus.INFEASIBLE:
-            return None
-        if res.status in (
-            SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION, SolveStatus.INTERRUPTED
-        ):  # fmt: skip
-            raise _OutOfTime
-        raise SolverError(f"{METHOD}: an order LP ended with status {res.status.value}")
+        return self._solve_within_limit(lp.model, timed, "lps", f"{METHOD}: an order LP")
 
     def solve_whole(self, lp: OrderLP, *, timed: bool = True) -> SolveResult | None:
         """The slotted mode's value of one event sequence: the order LP with whole event
@@ -404,15 +388,24 @@ class _Data:
         :class:`_OutOfTime` past the time limit."""
         if lp.model is None:
             return None
+        model = replace(lp.model, integrality=np.ones(lp.model.num_vars, dtype=bool))
+        return self._solve_within_limit(model, timed, "milps", "exact-slotted: an order MIP")
+
+    def _solve_within_limit(
+        self, model: LinearModel, timed: bool, counter: str, what: str
+    ) -> SolveResult | None:
+        """One solve of the search within what is left of the time limit, counted in the
+        attribute ``counter``: the result when optimal, ``None`` when infeasible; raises
+        :class:`_OutOfTime` when stopped."""
         left = self.time_left() if timed else math.inf
         if left <= 0:
             raise _OutOfTime
-        model = replace(lp.model, integrality=np.ones(lp.model.num_vars, dtype=bool))
         start = time.perf_counter()
         limit = None if math.isinf(left) else left
+        # short solves: no solver callbacks; the search polls the interrupt before each one
         res = solve(model, replace(self.options, time_limit=limit), interruptible=False)
         self.lp_time += time.perf_counter() - start
-        self.milps += 1
+        setattr(self, counter, getattr(self, counter) + 1)
         if res.status is SolveStatus.OPTIMAL:
             return res
         if res.status is SolveStatus.INFEASIBLE:
@@ -421,7 +414,7 @@ class _Data:
             SolveStatus.TIME_LIMIT, SolveStatus.TIME_LIMIT_NO_SOLUTION, SolveStatus.INTERRUPTED
         ):  # fmt: skip
             raise _OutOfTime
-        raise SolverError(f"exact-slotted: an order MIP ended with status {res.status.value}")
+        raise SolverError(f"{what} ended with status {res.status.value}")
 
     def whole_value(self, value: float) -> float:
         """A slotted sequence's value, snapped to the whole number it is (whole weights)."""
