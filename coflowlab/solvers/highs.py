@@ -15,10 +15,18 @@ slotted MIP's root LP can take minutes), so after :data:`INTERRUPT_GRACE` second
 returns the last incumbent and bound its callbacks saw, and HiGHS is left to stop in the
 background. Outside such a block no callback is installed and HiGHS runs on the caller's
 thread.
+
+A process cannot end normally while HiGHS still runs in the background: C++'s exit-time
+destructors meet HiGHS's live threads and abort the process ("terminate called without an
+active exception", status 134, seen about once in seven interrupts). So the first abandoned
+solve registers an exit hook that, if HiGHS is still running then, flushes Python's streams
+and ends the process at once with :data:`ABANDONED_EXIT_STATUS` (130, the status of a
+program stopped by Ctrl-C; only an interrupt abandons a solve).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import math
@@ -35,12 +43,17 @@ from .control import ProgressReporter, SolveControl, current_control
 from .model import LinearModel
 from .result import SolveResult, SolveStatus, relative_gap, unbounded_if_feasible
 
-__all__ = ["INTERRUPT_GRACE", "solve_highs"]
+__all__ = ["ABANDONED_EXIT_STATUS", "INTERRUPT_GRACE", "solve_highs"]
 
 INTERRUPT_GRACE = 2.0
 """Seconds an interrupted solve waits for HiGHS to stop at a callback before it returns the
 last incumbent and bound the callbacks saw, leaving HiGHS to finish in the background."""
 
+ABANDONED_EXIT_STATUS = 130
+"""The exit status of a process that ends while an abandoned HiGHS solve still runs (module
+notes)."""
+
+_abandoned: list[threading.Thread] = []  # workers left running by an interrupt
 _first_highs = threading.Lock()
 _banner_printed = False  # HiGHS prints its banner once per process, at the first Highs()
 
@@ -280,10 +293,30 @@ def _run(h: Any, watch: _Watch | None) -> bool:
         if watch.control.interrupted and math.isinf(give_up):
             give_up = time.perf_counter() + INTERRUPT_GRACE
         if time.perf_counter() > give_up and worker.is_alive():
+            _abandon(worker)
             return True
     if failure:
         raise failure[0]
     return False
+
+
+def _abandon(worker: threading.Thread) -> None:
+    """Leaves ``worker`` running and makes sure the process can still end (module notes)."""
+    if not _abandoned:
+        atexit.register(_exit_past_running_highs)
+    _abandoned.append(worker)
+
+
+def _exit_past_running_highs() -> None:
+    """At exit: if an abandoned HiGHS solve still runs, ends the process now, before C++'s
+    exit-time destructors can abort it (module notes)."""
+    if not any(worker.is_alive() for worker in _abandoned):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            stream.flush()
+    _flush_c_stdio()
+    os._exit(ABANDONED_EXIT_STATUS)
 
 
 def _log_to_stderr(event: Any) -> None:

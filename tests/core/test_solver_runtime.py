@@ -475,6 +475,30 @@ def test_sigint_stops_exact_slotted_in_its_root_lp():
     assert out["runtime"] < 60
 
 
+def test_a_process_that_abandoned_highs_ends_cleanly():
+    """Tests the exit past an abandoned solve (HiGHS still in its root LP on a background
+    thread): C++'s exit-time teardown used to abort such a process now and then (status
+    134, "terminate called without an active exception"; once in the CI run of this file).
+    Five scripts that abandon the solve and then call sys.exit(0) all end with status 130
+    (coflowlab.solvers.highs.ABANDONED_EXIT_STATUS), their output complete, in seconds."""
+    script = """
+    import json, sys
+    from coflowlab.solvers import SolverOptions, interruptible
+    from coflowlab.formulations.time_indexed import solve_exact_slotted
+    from coflowlab.instances import uniform
+    with interruptible() as control:
+        control.request_interrupt()  # before the solve: HiGHS's root LP polls no callback
+        sol = solve_exact_slotted(uniform(4, 8, seed=1), SolverOptions(time_limit=120))
+    print(json.dumps({"status": sol.status.value}))
+    sys.exit(0)
+    """
+    for _ in range(5):
+        t0 = time.monotonic()
+        code, out, err = run_child(script)
+        assert (code, json.loads(out)) == (130, {"status": "interrupted"}), err
+        assert "terminate called" not in err and time.monotonic() - t0 < 30
+
+
 # ----------------------------------------------------------------------------- progress
 
 
