@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from coflowlab.instance import Instance
 
-__all__ = ["TIE_RTOL", "PrimalDualOrder", "primal_dual_order"]
+__all__ = ["TIE_RTOL", "PrimalDualOrder", "primal_dual_order", "primal_dual_order_of"]
 
 TIE_RTOL = 1e-12
 """Relative difference below which two loads or two ratios count as tied."""
@@ -107,9 +107,22 @@ def primal_dual_order(instance: Instance) -> PrimalDualOrder:
     >>> pd3.order.tolist(), round(pd3.cos_value, 9)
     ([1, 2, 0], 5.0)
     """
-    p = np.asarray(instance.port_time, dtype=np.float64)
-    w = np.asarray(instance.coflow_weight, dtype=np.float64).copy()
-    n = instance.num_coflows
+    return primal_dual_order_of(instance.port_time, instance.coflow_weight)
+
+
+def primal_dual_order_of(port_time: npt.ArrayLike, weight: npt.ArrayLike) -> PrimalDualOrder:
+    """:func:`primal_dual_order` of coflows given by their ``(n, 2m)`` port times and ``(n,)``
+    weights rather than an instance (an online scheduler's remaining loads, for example).
+
+    Examples
+    --------
+    >>> primal_dual_order_of([[3, 3], [1, 1], [2, 2]], [3, 1, 1]).order.tolist()
+    [1, 0, 2]
+    """
+    p = np.asarray(port_time, dtype=np.float64)
+    weight = np.asarray(weight, dtype=np.float64)
+    w = weight.copy()
+    n = p.shape[0]
     left = np.ones(n, dtype=bool)
     load = p.sum(axis=0)
     square = (p * p).sum(axis=0)
@@ -128,7 +141,7 @@ def primal_dual_order(instance: Instance) -> PrimalDualOrder:
         j = int(cand[pick])
         y = max(float(ratio[pick]), 0.0)
         dual_objective += y * 0.5 * (load[b] ** 2 + square[b])
-        cos_value += float(instance.coflow_weight[j]) * peak
+        cos_value += float(weight[j]) * peak
         w[left] -= y * p[left, b]
         np.maximum(w, 0.0, out=w)  # the selected coflow's residual is 0 up to rounding
         left[j] = False

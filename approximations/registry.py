@@ -24,11 +24,11 @@ from coflowlab.registry import AlgorithmEntry, Family, Paper
 from coflowlab.solution import Solution
 from coflowlab.time_models import TimeModel
 
-__all__ = ["ENTRIES", "METHODS", "method_names", "run_method"]
+__all__ = ["ENTRIES", "METHODS", "SINCRONIA", "method_names", "run_method"]
 
 _PKG = "coflowlab.approximations"
 _F, _S = TimeModel.FLUID, TimeModel.SLOTTED
-_SINCRONIA = Paper(
+SINCRONIA = Paper(
     "Agarwal, Rajakrishnan, Narayan, Agarwal, Shmoys, Vahdat",
     "Sincronia: Near-Optimal Network Design for Coflows",
     "SIGCOMM",
@@ -74,7 +74,7 @@ ENTRIES: tuple[AlgorithmEntry, ...] = (
         "sincronia:solve_sincronia",
         _F,
         "Sincronia offline: BSSI order, greedy or --param allocation=madd (≤ 4·OPT, zero release)",
-        _SINCRONIA,
+        SINCRONIA,
     ),
     _entry(
         "lp-ov-ls",

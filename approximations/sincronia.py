@@ -24,13 +24,16 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+import numpy.typing as npt
+
 from coflowlab.instance import Instance
 from coflowlab.list_scheduling import Allocation, list_schedule
 from coflowlab.solution import Guarantee, Solution, approximation_solution
 
-from .primal_dual import primal_dual_order
+from .primal_dual import primal_dual_order, primal_dual_order_of
 
-__all__ = ["SINCRONIA_GUARANTEE", "solve_primal_dual", "solve_sincronia"]
+__all__ = ["SINCRONIA_GUARANTEE", "bssi_order", "solve_primal_dual", "solve_sincronia"]
 
 SINCRONIA_GUARANTEE = Guarantee(
     4.0,
@@ -39,6 +42,52 @@ SINCRONIA_GUARANTEE = Guarantee(
     "Agarwal et al., Sincronia, SIGCOMM 2018, offline theorem; order from Mastrolilli et al., "
     "ORL 38 (2010); docs/theory.md#sincronia",
 )
+
+
+def bssi_order(port_time: npt.ArrayLike, weight: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """The BSSI (primal-dual) order of coflows given by their port times, not an instance.
+
+    The same ordering as :func:`~coflowlab.approximations.primal_dual.primal_dual_order`
+    (same ties, same degenerate cases), on loads an online scheduler computes itself, such as
+    the remaining bytes of the coflows it admitted to an epoch.
+
+    Parameters
+    ----------
+    port_time
+        ``(k, 2m)`` time each coflow needs on each port alone (ingress ports first), as
+        :attr:`coflowlab.Instance.port_time`; entries ``>= 0``.
+    weight
+        ``(k,)`` weights ``>= 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The positions ``0..k-1``, first served first.
+
+    Raises
+    ------
+    ValueError
+        For mismatched shapes or a negative or non-finite entry (its index named).
+
+    Examples
+    --------
+    One port (ingress and egress loads equal): Smith's rule, weight per unit of time.
+
+    >>> bssi_order([[3, 3], [1, 1], [2, 2]], [3, 1, 1]).tolist()
+    [1, 0, 2]
+    """
+    p = np.array(port_time, dtype=np.float64, ndmin=2)
+    w = np.array(weight, dtype=np.float64, ndmin=1)
+    if p.ndim != 2 or w.shape != (p.shape[0],):
+        raise ValueError(f"port_time {p.shape} and weight {w.shape}: expected (k, 2m) and (k,)")
+    for name, arr in (("port_time", p), ("weight", w)):
+        bad = np.argwhere(~np.isfinite(arr) | (arr < 0))
+        if len(bad):
+            at = tuple(int(i) for i in bad[0])
+            raise ValueError(f"{name}{list(at)} is {arr[at]!r} (must be finite and >= 0)")
+    if p.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    return primal_dual_order_of(p, w).order
 
 
 def _guarantee(instance: Instance) -> Guarantee | None:

@@ -41,9 +41,13 @@ def due(tree, leaves, thr):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def apply(flows, rates, t, rate, base_sent, base_t, size, alive, tree, leaves):  # pragma: no cover
+def apply(
+    flows, rates, t, rate, base_sent, base_t, size, alive, tree, leaves, tol
+):  # pragma: no cover
     # validates, then sets the rates that differ; returns (changed flows, their rates,
-    # status): status -1 names an inactive flow, -2 a non-finite rate
+    # status): status -1 names an inactive flow, -2 a non-finite rate. A flow with at most
+    # tol * size left is due now, whatever its new rate: a rounding residue must not be left
+    # to crawl (or, at rate 0, to stall the simulation)
     k = flows.shape[0]
     out_f = np.empty(k, dtype=np.int64)
     out_r = np.empty(k)
@@ -64,7 +68,11 @@ def apply(flows, rates, t, rate, base_sent, base_t, size, alive, tree, leaves): 
         base_sent[f] = sent
         base_t[f] = t
         rate[f] = r
-        tree_set(tree, leaves, f, t + (size[f] - sent) / r if r > 0 else np.inf)
+        left = size[f] - sent
+        if left <= tol * size[f]:
+            tree_set(tree, leaves, f, t)
+        else:
+            tree_set(tree, leaves, f, t + left / r if r > 0 else np.inf)
         out_f[n] = f
         out_r[n] = r
         n += 1

@@ -803,7 +803,7 @@ def _add_input(sub: argparse.ArgumentParser, help: str, *, optional: bool = Fals
     )
     sub.add_argument(
         "--format",
-        choices=("json", "benchmark", "sincronia"),
+        choices=("json", "benchmark", "sincronia", "weighted-benchmark"),
         help="file format (default: detected from the content)",
     )
     sub.add_argument(
@@ -871,7 +871,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("-o", "--output", required=True, help="file to write")
     gen.add_argument(
         "--format",
-        choices=("json", "benchmark", "sincronia"),
+        choices=("json", "benchmark", "sincronia", "weighted-benchmark"),
         help="output format (default: from the suffix; .json is JSON)",
     )
     gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -1101,7 +1101,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument(
         "--format",
-        choices=("json", "benchmark", "sincronia"),
+        choices=("json", "benchmark", "sincronia", "weighted-benchmark"),
         help="format of the instance files (default: detected from the content)",
     )
     cmp.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="output folder")

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .constants import TOL
 from .instance import Instance
 
 __all__ = ["FlowState", "completion_threshold"]
@@ -53,8 +54,9 @@ def _kernels() -> dict[str, Any]:
 class FlowState:
     """Rates, bytes sent and projected completions of every flow of an instance."""
 
-    def __init__(self, inst: Instance) -> None:
+    def __init__(self, inst: Instance, tol: float = TOL) -> None:
         nf = inst.num_flows
+        self.tol = tol  # a flow with at most tol * size left is due at the event (apply)
         self.size = np.ascontiguousarray(inst.flow_size, dtype=np.float64)
         self.flow_coflow = np.ascontiguousarray(inst.flow_coflow, dtype=np.int64)
         self.rate = np.zeros(nf)
@@ -113,6 +115,7 @@ class FlowState:
             self.alive,
             self.tree,
             self.leaves,
+            self.tol,
         )
 
     def sent(self, flows: IntArray, t: float) -> FloatArray:

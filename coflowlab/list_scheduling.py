@@ -102,11 +102,9 @@ class StaticPriority:
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
         coflow = np.asarray(view.flow_coflow, dtype=np.int64)
-        # flows in priority order: by coflow rank, then in instance order (a stable sort keeps
-        # the flow index order, which is the instance's flow order within a coflow)
-        by_priority = np.argsort(rank[coflow], kind="stable")
-        self._flow_rank = np.empty(len(coflow), dtype=np.int64)
-        self._flow_rank[by_priority] = np.arange(len(coflow))
+        # a key that sorts flows by coflow rank, then in instance order; no sort here, since
+        # an online policy (sincronia-online) builds a new order at every epoch
+        self._flow_rank = rank[coflow] * len(coflow) + np.arange(len(coflow), dtype=np.int64)
         self._coflow_rank = rank
         self._cap_in = np.asarray(view.cap_in, dtype=np.float64)
         self._cap_out = np.asarray(view.cap_out, dtype=np.float64)

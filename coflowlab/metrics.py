@@ -25,6 +25,7 @@ __all__ = [
     "deadlines_met",
     "summarize",
     "varys_bins",
+    "weighted_cct",
     "weighted_completion_time",
 ]
 
@@ -49,6 +50,28 @@ def weighted_completion_time(instance: Instance, completion: npt.ArrayLike) -> f
     9.0
     """
     return float(np.dot(instance.coflow_weight, np.asarray(completion, dtype=float)))
+
+
+def weighted_cct(instance: Instance, completion: npt.ArrayLike) -> tuple[float, float]:
+    """``(Σ_j w_j (C_j - r_j), its average over the coflows)``: the weighted coflow
+    completion time that Yosemite minimizes (its Eq. (1) with release dates; the "avg cwct"
+    of its Eq. (6) is the average).
+
+    Coflows without a completion time (``nan``: rejected or unfinished) are left out of the
+    sum and of the count.
+
+    Examples
+    --------
+    >>> from coflowlab import Instance
+    >>> inst = Instance.from_matrices([[[1.0]], [[2.0]]], weight=[1, 3], release=[0, 1])
+    >>> weighted_cct(inst, [3.0, 2.0])
+    (6.0, 3.0)
+    """
+    c = cct(instance, completion)
+    done = ~np.isnan(c)
+    total = float(np.dot(instance.coflow_weight[done], c[done]))
+    count = int(done.sum())
+    return total, (total / count if count else float("nan"))
 
 
 def cct(instance: Instance, completion: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -236,7 +236,32 @@ class FluidScheduleBuilder:
     def set_rates(self, time: float, flows: npt.ArrayLike, rates: npt.ArrayLike) -> None:
         """Records that from ``time`` on, each of ``flows`` sends at its ``rates`` entry."""
         f = np.asarray(flows, dtype=np.int64).ravel()
-        self.extend(np.full(f.size, float(time)), f, rates)
+        k = f.size
+        if not k:
+            return
+        t = float(time)
+        if not t >= self._last_time:
+            raise InvalidScheduleError(
+                f"set_rates: time {t!r} is before the previous event {self._last_time!r}"
+            )
+        self._last_time = t
+        end = self._reserve(k)
+        self._time[self._size : end] = t
+        self._flow[self._size : end] = f
+        self._rate[self._size : end] = rates
+        self._size = end
+
+    def _reserve(self, k: int) -> int:
+        """Makes room for ``k`` more records; returns the new end."""
+        end = self._size + k
+        if end > len(self._time):
+            grow = max(end, 2 * len(self._time))
+            for name in ("_time", "_flow", "_rate"):
+                old = getattr(self, name)
+                new = np.empty(grow, dtype=old.dtype)
+                new[: self._size] = old[: self._size]
+                setattr(self, name, new)
+        return end
 
     def extend(self, times: npt.ArrayLike, flows: npt.ArrayLike, rates: npt.ArrayLike) -> None:
         """Records several events at once: from ``times[i]`` on, ``flows[i]`` sends at
@@ -246,8 +271,11 @@ class FluidScheduleBuilder:
         k = f.size
         if not k:
             return
-        prev = np.concatenate(([self._last_time], time[:-1]))
-        back = np.flatnonzero(time < prev)
+        if time[0] >= self._last_time and not np.any(time[1:] < time[:-1]):
+            back = np.zeros(0, dtype=np.int64)
+        else:
+            prev = np.concatenate(([self._last_time], time[:-1]))
+            back = np.flatnonzero(time < prev)
         if back.size:
             i = int(back[0])
             raise InvalidScheduleError(
@@ -255,14 +283,7 @@ class FluidScheduleBuilder:
                 f"{float(prev[i])!r}"
             )
         self._last_time = float(time[-1])
-        end = self._size + k
-        if end > len(self._time):
-            grow = max(end, 2 * len(self._time))
-            for name in ("_time", "_flow", "_rate"):
-                old = getattr(self, name)
-                new = np.empty(grow, dtype=old.dtype)
-                new[: self._size] = old[: self._size]
-                setattr(self, name, new)
+        end = self._reserve(k)
         self._time[self._size : end] = time
         self._flow[self._size : end] = f
         self._rate[self._size : end] = rates

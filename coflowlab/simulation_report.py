@@ -2,9 +2,11 @@
 simulate`` prints and writes.
 
 The summary holds the average and 95th-percentile CCT overall and per Varys bin (short/long ×
-narrow/wide: longest flow < 5 MB, at most 50 flows; thesis §5.7.1), and the share of deadlines
-met. Rejected or unfinished coflows (completion ``nan``) are counted apart and excluded from
-the CCT statistics.
+narrow/wide: longest flow < 5 MB, at most 50 flows; thesis §5.7.1), the share of deadlines
+met and, when the weights are not all equal, the weighted CCT ``Σ w_j (C_j - r_j)`` and its
+average over the finished coflows (:func:`coflowlab.metrics.weighted_cct`). Rejected or
+unfinished coflows (completion ``nan``) are counted apart and excluded from the CCT
+statistics.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .instance import Instance
-from .metrics import BINS, cct, summarize, varys_bins
+from .metrics import BINS, cct, summarize, varys_bins, weighted_cct
 
 __all__ = ["bin_rule", "format_summary", "simulation_csv", "simulation_summary"]
 
@@ -79,6 +81,11 @@ def simulation_summary(
     with_deadline = np.isfinite(instance.coflow_deadline)
     ok = finished & (c <= instance.coflow_deadline if met is None else np.asarray(met, bool))
     num_deadlines = int(with_deadline.sum()) + missing
+    weighted: dict[str, Any] = {}
+    w = instance.coflow_weight
+    if w.size and not np.all(w == w[0]):  # equal weights: the weighted CCT is a multiple
+        total_w, avg_w = weighted_cct(instance, done_at)
+        weighted = {"total_weighted_cct": total_w, "avg_weighted_cct": _num(avg_w)}
     return {
         **meta,
         "num_coflows": instance.num_coflows,
@@ -87,6 +94,7 @@ def simulation_summary(
         "avg_cct": _num(overall.average),
         "total_cct": float(np.sum(c[finished])),
         "p95_cct": _num(overall.p95),
+        **weighted,
         "bins": table,
         "bin_rule": bin_rule(instance),
         "deadlines": num_deadlines,
@@ -118,6 +126,11 @@ def format_summary(summary: dict[str, Any], name: str | None = None) -> str:
     facts.append("schedule verified" if verified else "schedule NOT verified")
     lines.append(", ".join(facts))
     lines.append(f"average CCT {f(summary['avg_cct'])} {unit}, p95 {f(summary['p95_cct'])} {unit}")
+    if "total_weighted_cct" in summary:
+        lines.append(
+            f"weighted CCT Σ w (C - r) {f(summary['total_weighted_cct'])} {unit}, average "
+            f"{f(summary['avg_weighted_cct'])} {unit}"
+        )
     lines += ["", f"bin  coflows  avg CCT ({unit})  p95 CCT ({unit})"]
     for b, row in summary["bins"].items():
         lines.append(

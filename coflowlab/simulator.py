@@ -221,19 +221,26 @@ class _Recorder:
         self.record = record
         self.stream = stream
         self.total = 0
+        self.last_time = -math.inf  # of the latest record: a time group must stay whole
 
     def add(self, t: float, flows: np.ndarray, rates: np.ndarray) -> None:
         self.total += len(flows)
         if len(flows) and (self.record or self.stream is not None):
             self.builder.set_rates(t, flows, rates)
+            self.last_time = max(self.last_time, t)
 
     def extend(self, times: np.ndarray, flows: np.ndarray, rates: np.ndarray) -> None:
         self.total += len(flows)
         if len(flows) and (self.record or self.stream is not None):
             self.builder.extend(times, flows, rates)
+            self.last_time = max(self.last_time, float(times.max()))
 
-    def flush_if_large(self) -> None:
-        """Feeds the buffer to the streaming verifier; call only between time groups."""
+    def flush_if_large(self, next_time: float) -> None:
+        """Feeds the buffer to the streaming verifier if it is large, unless the next
+        records (at ``next_time``) belong to the same time group as the last ones: several
+        events can happen at one instant (a flow due at the event that set its rate)."""
+        if next_time <= self.last_time:
+            return
         if self.stream is not None and not self.record and len(self.builder) >= STREAM_RECORDS:
             self.stream.feed(*self.builder.records())
             self.builder.clear()
@@ -334,7 +341,7 @@ def simulate(
     rejected: list[int] = []
     is_rejected = np.zeros(n, dtype=bool)
 
-    fl = FlowState(inst)
+    fl = FlowState(inst, tol)
     t = arrivals.next_time()
     wakeup = math.inf
     notify = "flow"
@@ -412,7 +419,6 @@ def simulate(
                     rejected,
                     arrivals,
                 )
-        recorder.flush_if_large()
 
         t_wake = wakeup if wakeup > t else math.inf
         if notify == "coflow" and fl.count:
@@ -440,6 +446,7 @@ def simulate(
                     "sending, and no future arrival or wake-up"
                 )
             break
+        recorder.flush_if_large(t_next)
         woken = t_next >= wakeup
         t = t_next
         fin = fl.due(t, tol)

@@ -132,9 +132,12 @@ def active_coflows(
     dst = np.asarray(state.dst, dtype=np.int64)
     rem = np.maximum(np.asarray(state.remaining, dtype=float), 0.0)
     nc = len(ids)
-    load = np.zeros((nc, 2 * m))
-    np.add.at(load, (group, src), rem)
-    np.add.at(load, (group, m + dst), rem)
+    cells = nc * 2 * m
+    load = np.asarray(  # float already: asarray only tells the type checker
+        np.bincount(group * (2 * m) + src, rem, cells)
+        + np.bincount(group * (2 * m) + m + dst, rem, cells),
+        dtype=np.float64,
+    ).reshape(nc, 2 * m)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_cap = np.where(cap > 0, load / cap, np.where(load > 0, np.inf, 0.0))
     gamma = per_cap.max(axis=1) if nc else np.zeros(0)
@@ -241,32 +244,21 @@ def fill(
     Returns the new rates (``rates`` is not modified).
     """
     m2 = len(a.cap)
-    r = rates.copy()
     s, t = a.src, a.m + a.dst
-    nc = len(a.ids)
-    res = a.cap - np.bincount(s, r, m2) - np.bincount(t, r, m2)
-    res = np.maximum(res, 0.0)
+    uses = np.stack([s, t], axis=1)
+    capacity = a.cap
+    if cap_share is not None:  # one more resource per coflow and port: its capped share
+        share = m2 + a.group * m2
+        uses = np.stack([s, t, share + s, share + t], axis=1)
+        capacity = np.concatenate([a.cap, np.tile(cap_share * a.cap, len(a.ids))])
     tol = EPS * max(float(a.cap.max(initial=0.0)), 1.0)
-    key_s, key_t = a.group * m2 + s, a.group * m2 + t
-    if cap_share is not None:
-        held = np.bincount(key_s, r, nc * m2) + np.bincount(key_t, r, nc * m2)
-        cres = np.maximum(np.tile(cap_share * a.cap, nc) - held, 0.0)
-    free = weight > 0
-    free &= (res[s] > tol) & (res[t] > tol)
-    if cap_share is not None:
-        free &= (cres[key_s] > tol) & (cres[key_t] > tol)
-    while free.any():
-        w = np.where(free, weight, 0.0)
-        demand = np.bincount(s, w, m2) + np.bincount(t, w, m2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = float(np.where(demand > 0, res / demand, np.inf).min())
-            if cap_share is not None:
-                cdem = np.bincount(key_s, w, nc * m2) + np.bincount(key_t, w, nc * m2)
-                step = min(step, float(np.where(cdem > 0, cres / cdem, np.inf).min()))
-        r += step * w
-        res = np.maximum(res - step * demand, 0.0)
-        free &= (res[s] > tol) & (res[t] > tol)
-        if cap_share is not None:
-            cres = np.maximum(cres - step * cdem, 0.0)
-            free &= (cres[key_s] > tol) & (cres[key_t] > tol)
-    return r
+    from ._correlation_jit import fill_levels  # numba loads on first use only
+
+    return fill_levels(
+        np.asarray(rates, dtype=float),
+        np.ascontiguousarray(uses, dtype=np.int64),
+        np.asarray(weight, dtype=float),
+        np.asarray(capacity, dtype=float),
+        np.asarray(weight) > 0,
+        tol,
+    )

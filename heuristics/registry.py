@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from coflowlab.approximations.registry import SINCRONIA
 from coflowlab.constants import MB_PER_UNIT, MS_PER_UNIT
 from coflowlab.instance import Instance
 from coflowlab.params import convert_params
@@ -48,6 +49,15 @@ _COFLEX = Paper(
     "Coflex: Navigating the Fairness-Efficiency Tradeoff for Coflow Scheduling",
     "INFOCOM",
     2017,
+)
+
+# Our copy is an anonymous submission (#117) without a date; the year is that of the authors'
+# public simulator, YosemiteSim (docs/yosemite.md).
+_YOSEMITE = Paper(
+    "anonymous submission #117",
+    "Yosemite: Efficient Scheduling of Weighted Coflows in Data Centers",
+    "unpublished copy; simulator YosemiteSim",
+    2018,
 )
 
 
@@ -230,6 +240,27 @@ ENTRIES: tuple[AlgorithmEntry, ...] = (
         ),
         ms_params=("eps", "tau", "d"),
         mb_params=("first_threshold", "flow_first_threshold"),
+    ),
+    # the online form of Sincronia (docs/sincronia-online.md)
+    _online(
+        "sincronia-online",
+        "sincronia_online:SincroniaOnline",
+        "Sincronia online: doubling epochs, admission LP (x >= 1/2), BSSI, slowdown tail",
+        paper=SINCRONIA,
+    ),
+    # weighted coflows (docs/yosemite.md)
+    _online(
+        "yosemite",
+        "yosemite:Yosemite",
+        "Yosemite: largest weight / remaining bottleneck first, MADD, fair leftover",
+        paper=_YOSEMITE,
+        coflowsim="YOSEMITE",
+    ),
+    _online(
+        "yosemite-offline",
+        "yosemite:YosemiteOffline",
+        "Yosemite's Algorithm 1 order (primal-dual 2-approx.), MADD, fair leftover",
+        paper=_YOSEMITE,
     ),
 )
 """The online policies, in listing order (their entries in :data:`coflowlab.REGISTRY`)."""

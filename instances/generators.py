@@ -446,6 +446,7 @@ def fb_like(
     num_ports: int = 150,
     load: float = 0.9,
     capacity: float = 0.125,
+    weights: tuple[float, float] | None = None,
     seed: SeedLike = None,
 ) -> Instance:
     """Returns a synthetic FB-like workload of M×R shuffles, in MB and ms.
@@ -497,6 +498,10 @@ def fb_like(
     capacity
         Capacity of every port in MB per ms; 0.125 is CoflowSim's 1 MiB per 8 ms
         (docs/coflowsim-model.md#units), read as 1 MB per 8 ms.
+    weights
+        ``None`` for unit weights, or a closed range ``(low, high)`` of whole numbers,
+        ``0 <= low <= high``, drawn uniformly after everything else (so the same seed gives
+        the same coflows with or without weights); ``(1, 4)`` is YosemiteSim's weight column.
     seed
         Seed or generator.
 
@@ -530,6 +535,9 @@ def fb_like(
     m = _count("num_ports", num_ports, minimum=_MIN_FB_PORTS)
     rho = _positive("load", load)
     cap = _positive("capacity", capacity)
+    weight_range = (
+        None if weights is None else _range("weights", weights, integral=True, allow_zero=True)
+    )
     rng = _rng(seed)
 
     # bins: 0 SN, 1 LN, 2 SW, 3 LW (exact shares, random order)
@@ -573,6 +581,8 @@ def fb_like(
     )
     rate = rho * n * cap / busiest
     release = np.round(poisson_releases(n, rate, rng))
+    # drawn last, so that asking for weights leaves every other draw (and seed) unchanged
+    weight = None if weight_range is None else _draw(rng, weight_range, n, True)
     return Instance(
         Fabric(m, cap, cap),
         flow_coflow,
@@ -580,6 +590,7 @@ def fb_like(
         flow_dst,
         flow_size,
         coflow_release=release,
+        coflow_weight=weight,
         num_coflows=n,
         units=Units("MB", "ms"),
     )

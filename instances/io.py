@@ -1,10 +1,12 @@
 """Reading and writing instance files in every supported format.
 
-Three formats are supported (:data:`FORMATS`):
+Four formats are supported (:data:`FORMATS`):
 
 - ``"json"``: coflowlab's own lossless document (:meth:`Instance.to_dict`);
 - ``"benchmark"``: the public coflow-benchmark trace format read by CoflowSim
   (:mod:`coflowlab.instances.benchmark`);
+- ``"weighted-benchmark"``: YosemiteSim's variant of it, with each coflow's weight as the
+  second field of its line (:func:`parse_weighted_benchmark`; docs/formats.md);
 - ``"sincronia"``: the flow-level format of Sincronia's generator and offline simulator
   (:mod:`coflowlab.instances.sincronia`).
 
@@ -36,13 +38,15 @@ __all__ = [
     "FORMATS",
     "atomic_write_text",
     "detect_format",
+    "format_weighted_benchmark",
+    "parse_weighted_benchmark",
     "read_instance",
     "read_json",
     "write_instance",
     "write_json",
 ]
 
-FORMATS: tuple[str, ...] = ("json", "benchmark", "sincronia")
+FORMATS: tuple[str, ...] = ("json", "benchmark", "sincronia", "weighted-benchmark")
 """Names of the supported file formats."""
 
 PathLike = str | os.PathLike[str]
@@ -117,6 +121,20 @@ class _Line:
             raise self.error(field, f"MB is {what} ({token!r}); it must be positive")
         if not MIN_VALUE <= value <= MAX_VALUE:
             raise self.error(field, f"MB is {token}, {_RANGE}")
+        return value
+
+    def weight(self, index: int, field: str = "weight") -> float:
+        """Token ``index`` as a finite, non-negative real weight."""
+        if index >= len(self.tokens):
+            raise self.error(field, f"the line ends after {len(self.tokens)} tokens")
+        token = self.tokens[index]
+        if not _NUMBER.fullmatch(token):
+            raise self.error(field, f"{token!r} is not a number")
+        value = float(token)
+        if value < 0:
+            raise self.error(field, f"weight {token} is negative")
+        if value > MAX_VALUE:
+            raise self.error(field, f"weight {token} is {_RANGE}")
         return value
 
 
@@ -385,6 +403,54 @@ def _looks_like_benchmark(tokens: list[str]) -> bool:
     )
 
 
+def _looks_like_weighted(tokens: list[str]) -> bool:
+    """``id weight arrival M map*M R (loc:MB)*R`` with ``M, R >= 1``: a benchmark line once the
+    second token (a non-negative number) is removed."""
+    return (
+        len(tokens) >= 7  # id, weight, arrival, M, a mapper, R, a reducer
+        and _NUMBER.fullmatch(tokens[1]) is not None
+        and not tokens[1].startswith("-")
+        and _UINT.fullmatch(tokens[3]) is not None
+        and int(tokens[3]) >= 1
+        and _looks_like_benchmark(tokens[:1] + tokens[2:])
+        and ":" in tokens[-1]  # R >= 1
+    )
+
+
+def _benchmark_variant(lines: list[str], start: int, end: int, source: str | None) -> str:
+    """``"benchmark"`` or ``"weighted-benchmark"`` for a coflow-benchmark-like file: the
+    first coflow line that reads as exactly one of the two decides; a later line that reads
+    only as the other is an error naming both lines, and a file whose lines all read as both
+    is an error naming its first coflow line. Lines that read as neither are left to the
+    reader (which names what is wrong)."""
+    first: dict[str, int] = {}
+    for i in range(start, end):
+        tokens = lines[i].split()
+        plain, weighted = _looks_like_benchmark(tokens), _looks_like_weighted(tokens)
+        if plain != weighted:
+            name = "benchmark" if plain else "weighted-benchmark"
+            first.setdefault(name, i + 1)
+            if len(first) == 2:
+                decided = min(first, key=first.__getitem__)
+                raise TraceFormatError(
+                    f"inconsistent coflow lines: line {first[decided]} reads only as {decided} "
+                    f"(id arrival M ...{' with the weight second' if plain else ''}), but line "
+                    f"{i + 1} only as {name}; {_USE_FORMAT}",
+                    path=source,
+                    line=i + 1,
+                    field="weight",
+                )
+    if first:
+        return next(iter(first))
+    raise TraceFormatError(
+        "ambiguous coflow lines: every line reads both as benchmark (id arrival M ...) and as "
+        f"weighted-benchmark (id weight arrival M ...); {_USE_FORMAT}",
+        path=source,
+        line=start + 1,
+        field="weight",
+    )
+
+
 def _looks_like_sincronia(tokens: list[str]) -> bool:
     """``id arrival nflows nsrc ndst (src dst size)*nflows``, all integers."""
     return (
@@ -473,10 +539,10 @@ def _detect(text: str, source: str | None, **kw: Any) -> str:
             field="num_coflows",
         )
     tokens = lines[index].split()
-    checks = (("benchmark", _looks_like_benchmark), ("sincronia", _looks_like_sincronia))
-    found = [name for name, matches in checks if matches(tokens)]
-    if len(found) == 1:
-        return found[0]
+    if _looks_like_benchmark(tokens) or _looks_like_weighted(tokens):
+        return _benchmark_variant(lines, index, end, source)
+    if _looks_like_sincronia(tokens):
+        return "sincronia"
     # Neither structure matches: the closest format is the one whose reader explains best
     # what is wrong. A benchmark line always has a 'loc:MB' token and a Sincronia line never
     # does, so that token decides; its reader's error (line, field) is then the precise one.
@@ -485,10 +551,17 @@ def _detect(text: str, source: str | None, **kw: Any) -> str:
         if any(":" in t for t in tokens)
         else ("sincronia", "no 'loc:MB' token")
     )
+    if closest == "benchmark":  # the other lines may tell the weighted variant
+        with contextlib.suppress(TraceFormatError):
+            closest = _benchmark_variant(lines, index, end, source)
     from .benchmark import parse_benchmark
     from .sincronia import parse_sincronia
 
-    parse = parse_benchmark if closest == "benchmark" else parse_sincronia
+    parse: Callable[..., Instance] = {
+        "benchmark": parse_benchmark,
+        "weighted-benchmark": parse_weighted_benchmark,
+        "sincronia": parse_sincronia,
+    }[closest]
     try:
         parse(text, source=source, **_reader_keywords(closest, kw))
     except TraceFormatError as exc:
@@ -504,7 +577,7 @@ def _detect(text: str, source: str | None, **kw: Any) -> str:
 
 def _reader_keywords(fmt: str, kw: dict[str, Any]) -> dict[str, Any]:
     """The keywords of ``kw`` that ``fmt``'s reader takes (all: sincronia, benchmark)."""
-    if fmt == "benchmark":
+    if fmt in ("benchmark", "weighted-benchmark"):
         return {k: v for k, v in kw.items() if k != "check_counts"}
     return dict(kw)
 
@@ -523,10 +596,18 @@ def detect_format(path: PathLike) -> str:
        exactly the last ``R`` tokens), and ``"sincronia"`` if it has the structure ``id
        arrival nflows nsrc ndst`` then ``nflows`` triples ``src dst size`` (no ``:``, token
        count ``5 + 3 nflows``).
+    4. A benchmark-like file is ``"weighted-benchmark"`` (YosemiteSim's variant) when its lines
+       read as ``id weight arrival M ...`` (the benchmark structure once the second token, a
+       non-negative number, is removed). A line can read both ways (when its third token is
+       its fourth plus one); the first coflow line that reads only one way decides, a later
+       line that reads only the other way is an error naming both lines, and a file whose
+       lines all read both ways is an error naming its first coflow line (choose with
+       ``--format``).
 
-    The two structures exclude each other (a benchmark line always has a ``loc:MB`` token, a
-    Sincronia line never does), so detection only fails when neither matches. Only the first
-    coflow line is examined; the reader then validates the whole file. When neither matches,
+    Benchmark and Sincronia lines exclude each other (a benchmark line always has a ``loc:MB``
+    token, a Sincronia line never does), so detection only fails when neither matches. Only
+    the first coflow line is examined (every line for the weighted variant); the reader then
+    validates the whole file. When neither matches,
     the file is read as the closest format (benchmark if that line has a ``loc:MB`` token,
     else Sincronia) and that reader's precise error is raised, with a hint to choose the format
     with ``--format``.
@@ -625,6 +706,8 @@ def read_instance(
         return inst
     if fmt == "benchmark":
         return parse_benchmark(text, source=source, **_reader_keywords(fmt, kw))
+    if fmt == "weighted-benchmark":
+        return parse_weighted_benchmark(text, source=source, **_reader_keywords(fmt, kw))
     return parse_sincronia(text, source=source, **kw)
 
 
@@ -673,5 +756,114 @@ def write_instance(instance: Instance, path: PathLike, format: str | None = None
         write_json(instance, path)
     elif fmt == "benchmark":
         write_benchmark(instance, path)
+    elif fmt == "weighted-benchmark":
+        atomic_write_text(path, format_weighted_benchmark(instance))
     else:
         write_sincronia(instance, path)
+
+
+# ---------------------------------------------------------------------- weighted benchmark
+def parse_weighted_benchmark(
+    text: str,
+    *,
+    capacity: float | None = None,
+    num_ports: int | None = None,
+    source: str | None = None,
+) -> Instance:
+    """Parses YosemiteSim's weighted coflow-benchmark text.
+
+    Each coflow line is ``<id> <weight> <arrival_ms> <M> <map_loc>... <R> <red_loc>:<MB>...``:
+    the coflow-benchmark line (:func:`~coflowlab.instances.benchmark.parse_benchmark`) with
+    the coflow's weight, a finite non-negative real number, inserted as the second field. The
+    header (``<num_ports> <num_coflows>``) is the same.
+
+    Parameters
+    ----------
+    text
+        The whole file's text.
+    capacity
+        Port capacity in MB per ms (default: the benchmark reader's, CoflowSim's 0.125).
+    num_ports
+        For a file without a header line, as for the benchmark reader.
+    source
+        Name of the text's origin for error messages (the path).
+
+    Returns
+    -------
+    Instance
+        As the benchmark reader returns, with the weights of the file.
+
+    Raises
+    ------
+    TraceFormatError
+        Naming the path, the line and the field (``weight``, or the benchmark reader's fields;
+        its token counts then leave out the weight).
+
+    Examples
+    --------
+    >>> inst = parse_weighted_benchmark("4 2\\n1 3 0 1 0 1 1:1.0\\n2 0.5 10 1 2 1 3:2.0\\n")
+    >>> inst.coflow_weight.tolist(), inst.coflow_release.tolist(), inst.flow_size.tolist()
+    ([3.0, 0.5], [0.0, 10.0], [1.0, 2.0])
+    """
+    from .benchmark import COFLOWSIM_CAPACITY, parse_benchmark
+
+    lines, end = _content_lines(text, source)
+    start = 1 if len(lines[0].split()) == 2 else 0
+    weights: list[float] = []
+    plain = lines[:start]
+    for i in range(start, end):
+        line = _Line(lines[i].split(), source, i + 1)
+        if not line.tokens:
+            raise line.error("coflow_id", "blank line (expected a coflow)")
+        weights.append(line.weight(1))
+        plain.append(" ".join(line.tokens[:1] + line.tokens[2:]))
+    try:
+        inst = parse_benchmark(
+            "\n".join(plain) + "\n",
+            capacity=COFLOWSIM_CAPACITY if capacity is None else capacity,
+            num_ports=num_ports,
+            source=source,
+        )
+    except TraceFormatError as exc:
+        raise TraceFormatError(
+            f"{exc.reason} (weighted-benchmark format: token counts leave out the weight)",
+            path=exc.path,
+            line=exc.line,
+            field=exc.field,
+        ) from None
+    return inst.replace(coflow_weight=np.asarray(weights, dtype=np.float64))
+
+
+def _weight_token(w: float) -> str:
+    return str(int(w)) if float(w).is_integer() and abs(w) < 2**53 else repr(float(w))
+
+
+def format_weighted_benchmark(instance: Instance) -> str:
+    """The weighted coflow-benchmark text of ``instance`` (see
+    :func:`parse_weighted_benchmark`); whole weights are written as integers, others as
+    Python floats (exact round trip).
+
+    Raises
+    ------
+    InvalidInstanceError
+        If the benchmark format cannot hold the instance apart from its weights.
+
+    Examples
+    --------
+    >>> inst = Instance.from_matrices([[[0, 2], [0, 2]]], labels=["9"], weight=[2.5])
+    >>> format_weighted_benchmark(inst)
+    '2 1\\n9 2.5 0 2 0 1 1 1:4.0\\n'
+    """
+    from .benchmark import format_benchmark
+
+    try:
+        text = format_benchmark(instance.replace(coflow_weight=np.ones(instance.num_coflows)))
+    except InvalidInstanceError as exc:
+        raise InvalidInstanceError(
+            str(exc).replace("benchmark format", "weighted-benchmark format")
+        ) from None
+    lines = text.split("\n")
+    for k in range(instance.num_coflows):
+        head, _, rest = lines[k + 1].partition(" ")
+        lines[k + 1] = f"{head} {_weight_token(float(instance.coflow_weight[k]))} {rest}"
+    return "\n".join(lines)

@@ -46,6 +46,9 @@ RHO_EXACT = {
     "hug-cooperative",
     "drf",
     "coflex",
+    # MADD alone (g = ρ); the fair leftover cannot raise a flow through the full bottleneck
+    "yosemite",
+    "yosemite-offline",
 }
 GREEDY_F5 = {
     "primal-dual",
@@ -57,6 +60,7 @@ GREEDY_F5 = {
     "order-tcf",
     "order-sebf",
     "order-smith",
+    "sincronia-online",  # greedy by default; its epochs do not change F5 on one coflow
 }
 # Only the floor w (r + ρ) is claimed (F3): stretched LP schedules, non-clairvoyant or
 # per-flow policies, deadline admission.
@@ -80,7 +84,8 @@ FLOOR_ONLY = {
 # Order-based fluid schedules whose order is a function of ratios of sizes (scale-free):
 # P10 scaling applies to them. lp-ov-ls is excluded: its order comes from an LP optimum, and
 # alternative optima after scaling may order differently (documented tie exception).
-SCALE_FREE_ORDERS = GREEDY_F5 - {"lp-ov-ls"}
+# sincronia-online is excluded: its epochs are fixed lengths of time, not scaled with the sizes.
+SCALE_FREE_ORDERS = GREEDY_F5 - {"lp-ov-ls", "sincronia-online"}
 
 
 def _value(result, inst: cl.Instance) -> float:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 import coflowlab as cl
 from coflowlab.fairness import fairness_summary
 from coflowlab.heuristics import make_policy
-from coflowlab.instances import fb_like, uniform
+from coflowlab.instances import fb_like, read_benchmark, uniform
 
 __all__ = ["ALPHAS", "POINTS", "frontier", "main", "plot"]
 
@@ -91,16 +92,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--coflows", type=int, default=60)
     ap.add_argument("--ports", type=int, default=20)
     ap.add_argument("--seeds", default="0:3", help="first:last (exclusive)")
+    ap.add_argument("--trace", help="a coflow-benchmark trace file instead of generated instances")
+    ap.add_argument(
+        "--first", type=int, help="with --trace: only its first N coflows (in file order)"
+    )
     ap.add_argument("-o", "--output", default="fairness-frontier.png")
     args = ap.parse_args(argv)
     lo, hi = (int(x) for x in args.seeds.split(":"))
-    if args.generator == "fb-like":
+    if args.trace:
+        inst = read_benchmark(args.trace)
+        if args.first is not None:
+            inst = inst.subset(list(range(min(args.first, inst.num_coflows))))
+        insts = [inst]
+        title = f"{Path(args.trace).name}, {inst.num_coflows} coflows, {inst.num_ports} ports"
+    elif args.generator == "fb-like":
         insts = [fb_like(args.coflows, num_ports=args.ports, seed=s) for s in range(lo, hi)]
     else:
         insts = [
             uniform(args.ports, args.coflows, density=0.4, release_rate=0.3, seed=s)
             for s in range(lo, hi)
         ]
+    if not args.trace:
+        title = f"{args.generator}, {args.coflows} coflows, {args.ports} ports, seeds {args.seeds}"
     started, cpu = time.perf_counter(), time.process_time()
     result = frontier(insts)
     print(f"{'policy':<18}{'avg CCT (norm.)':>16}{'mean IG':>10}{'util':>8}")
@@ -108,7 +121,6 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{k:<18}{v['cct']:>16.4f}{v['ig']:>10.4f}{v['util']:>8.3f}")
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     print(f"{len(insts)} instances, {wall:.1f} s wall, {cpu:.1f} s CPU")
-    title = f"{args.generator}, {args.coflows} coflows, {args.ports} ports, seeds {args.seeds}"
     plot(result, args.output, title)
 
 

@@ -77,9 +77,14 @@ class CoflowEngine:
     view
         CoflowSim's view of the instance.
     order
-        ``"fifo"``, ``"scf"``, ``"ncf"``, ``"lcf"``, ``"sebf"``, ``"deadline"`` or ``"dark"``.
+        ``"fifo"``, ``"scf"``, ``"ncf"``, ``"lcf"``, ``"sebf"``, ``"deadline"``, ``"dark"``,
+        or ``"yosemite"`` (YosemiteSim's order, which needs ``weight``).
     epoch_ms
         Admission epoch (10,240 ms, or CoflowSim's whole day for the offline mode).
+    weight
+        Per coflow, its weight: YosemiteSim keeps the coflows sorted by ``weight / alpha``
+        (``alpha``: the static bottleneck bytes of SEBF), largest first; SEBF's rates and
+        work conservation are unchanged (docs/yosemite.md#yosemitesim).
 
     Examples
     --------
@@ -93,9 +98,20 @@ class CoflowEngine:
     ([8.0, 32.0, 104.0], 4)
     """
 
-    def __init__(self, view: CoflowSimView, order: str, epoch_ms: int) -> None:
+    def __init__(
+        self,
+        view: CoflowSimView,
+        order: str,
+        epoch_ms: int,
+        *,
+        weight: np.ndarray | None = None,
+    ) -> None:
         self.view = view
         self.order = order
+        # YosemiteSim's order only: weight / alpha (static), largest first
+        self.yosemite_key = (
+            None if weight is None else np.asarray(weight, dtype=float) / view.alpha
+        )
         self.dark = order == "dark"
         self.deadline_mode = order == "deadline"
         self.epoch_q = epoch_ms // QUANTUM_MS
@@ -254,6 +270,16 @@ class CoflowEngine:
 
             def less(a: int, b: int) -> bool:
                 return new_left < self._lcf_key(b)
+
+        elif self.order == "yosemite":
+            # YosemiteSim: weight / static alpha, descending; the new coflow goes before the
+            # first one whose key is strictly smaller (ties keep admission order)
+            if self.yosemite_key is None:
+                raise ValueError("the yosemite order needs the coflow weights")
+            ratio = self.yosemite_key
+
+            def less(a: int, b: int) -> bool:
+                return bool(ratio[a] > ratio[b])
 
         else:  # sebf
 

@@ -31,6 +31,8 @@ POLICIES: Mapping[str, str] = MappingProxyType(
 
 ``tcf`` (total-size-first) is CoflowSim's LCF, ``varys`` its SEBF, ``aalo`` its DARK, and
 ``varys-deadline`` its deadline mode (FIFO admission control, rates ``bytes / deadline``).
+``yosemite`` is YosemiteSim's policy (the Yosemite authors' CoflowSim fork): SEBF's machinery
+with the order ``weight / alpha``, largest first (docs/yosemite.md#yosemitesim).
 :func:`simulate_coflowsim` accepts either spelling, in any case.
 """
 
@@ -54,7 +56,8 @@ def resolve_policy(policy: str) -> str:
     names = ", ".join(POLICIES)
     raise ValueError(
         f"unknown CoflowSim policy {policy!r}; the CoflowSim time model supports: {names} "
-        "(or CoflowSim's names: FIFO, SCF, NCF, LCF, SEBF, DARK, FAIR, PFP)"
+        "(or CoflowSim's names: FIFO, SCF, NCF, LCF, SEBF, DARK, FAIR, PFP; YosemiteSim's "
+        "YOSEMITE)"
     )
 
 
@@ -215,7 +218,8 @@ def simulate_coflowsim(
         from .engine import CoflowEngine
 
         order = {"SEBF-DEADLINE": "deadline", "DARK": "dark"}.get(java, java.lower())
-        engine = CoflowEngine(view, order, epoch)
+        weight = np.asarray(instance.coflow_weight) if order == "yosemite" else None
+        engine = CoflowEngine(view, order, epoch, weight=weight)
     engine.run()
     _check_finished(instance, engine)
     sched = engine.rec.schedule(view.num_flows)

@@ -286,3 +286,51 @@ def test_rejection_without_records_needs_the_rejects_flag():
     assert result.schedule is None and result.verified and result.rejected.tolist() == [1]
     with pytest.raises(SimulationError, match="does not set rejects = True"):
         simulate(inst, Rejecting(), record=False)
+
+
+class Residue:
+    """Rate 1 until 1 − 2e-9, then 1e-9 (a crawl: the 2e-9 left would take 2 time units),
+    then, at 2.5 − 2e-9, rate 0: as a policy that rates flows by their remaining bytes does
+    once the remaining is a rounding residue (HUG on the Facebook trace did)."""
+
+    name: ClassVar[str] = "toy-residue"
+    clairvoyant: ClassVar[bool] = True
+
+    def reset(self, view):
+        self.calls = 0
+
+    def decide(self, state):
+        self.calls += 1
+        rate, wake = {1: (1.0, 1 - 2e-9), 2: (1e-9, 2.5 - 2e-9)}.get(self.calls, (0.0, None))
+        return Decision(np.full(len(state.flows), rate), wakeup=wake)
+
+
+def test_a_rounding_residue_completes_instead_of_stalling():
+    """Tests the byte tolerance of the engine: at 1 − 2e-9 the flow (size 1) has 2e-9 left,
+    above TOL·size = 1e-9, so it goes on at 1e-9; at 2.5 − 2e-9 it has 5e-10 left, within
+    tolerance: the engine completes it there although its new rate is 0 (before, the
+    simulation stopped with "stalls"). The verifier accepts the schedule and reports the
+    first instant the flow was within its byte tolerance (TOL·size plus capacity times its
+    time tolerance), 1 − 2e-9."""
+    inst = Instance.from_matrices([[[1.0]]])
+    engine = simulate(inst, Residue(), verify_schedule=False)
+    assert_allclose(engine.flow_completion, [2.5 - 2e-9], rtol=0, atol=1e-12)
+    res = simulate(inst, Residue())
+    assert res.verified and res.report.feasible
+    assert_allclose(res.flow_completion, [1 - 2e-9], rtol=0, atol=1e-12)
+
+
+def test_streaming_keeps_a_time_group_whole_across_events_at_one_instant(monkeypatch):
+    """Tests the streaming verifier's chunks (record=False): the residue policy above has
+    two events at 2.5 − 2e-9 (its rate change, then the completion it makes due), so a flush
+    between them would split that time group (the verifier refuses such chunks; HUG on the
+    Facebook trace hit it). With a buffer of one record, the run verifies and agrees with
+    the recorded run."""
+    import coflowlab.simulator as sim
+
+    inst = Instance.from_matrices([[[1.0]]])
+    kept = simulate(inst, Residue())
+    monkeypatch.setattr(sim, "STREAM_RECORDS", 1)
+    streamed = simulate(inst, Residue(), record=False)
+    assert streamed.verified and streamed.report.feasible
+    assert_allclose(streamed.flow_completion, kept.flow_completion, rtol=0, atol=0)

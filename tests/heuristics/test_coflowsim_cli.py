@@ -23,6 +23,9 @@ MICRO = {
     "varys": {"1": 8.0, "2": 32.0, "3": 104.0},
     "aalo": {"1": 8.0, "2": 40.0, "3": 120.0},
     "varys-deadline": {"1": 8.0},
+    # YosemiteSim's key is weight over SEBF's static bottleneck, largest first: with the
+    # micro-trace's equal weights it is SEBF's order, hence SEBF's CCTs (docs/yosemite.md)
+    "yosemite": {"1": 8.0, "2": 32.0, "3": 104.0},
 }
 
 

@@ -41,9 +41,9 @@ def rich_instance() -> Instance:
     )
 
 
-def test_formats_lists_the_three_formats():
+def test_formats_lists_the_four_formats():
     """Tests that FORMATS names exactly the supported formats."""
-    assert_equal(FORMATS, ("json", "benchmark", "sincronia"))
+    assert_equal(FORMATS, ("json", "benchmark", "sincronia", "weighted-benchmark"))
 
 
 def test_json_round_trip_is_exact(tmp_path):
@@ -107,7 +107,8 @@ def test_undetected_format_gives_the_closest_formats_error(
         message = str(info.value)
         assert f"read as {closest}, the closest format" in message
         assert message.endswith(
-            "; use --format FORMAT to choose one of json, benchmark, sincronia)"
+            "; use --format FORMAT to choose one of json, benchmark, sincronia, "
+            "weighted-benchmark)"
         )
         assert not re.search(r"\w=", message), message  # no Python keyword such as format=
 

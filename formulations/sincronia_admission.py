@@ -1,0 +1,180 @@
+"""The admission LP of Sincronia's online scheduler (Agarwal, Rajakrishnan, Narayan, Agarwal,
+Shmoys, Vahdat; SIGCOMM 2018; docs/sincronia-online.md#admission).
+
+At the start of each epoch the online scheduler picks, among the unfinished coflows it considers,
+a set that fits in the epoch. The fractional choice is the LP
+
+.. math::
+
+    \\min \\sum_i w_i (1 - x_i) \\quad \\text{s.t.} \\quad
+    \\sum_i p_{l,i} x_i \\le B \\ \\text{for every ingress and egress port } l, \\quad
+    0 \\le x_i \\le 1,
+
+where ``p[l, i]`` is the time coflow ``i`` still needs on port ``l`` alone (remaining bytes over
+the port's capacity) and ``B`` the epoch's budget; a coflow is admitted when ``x_i ≥ 1/2``
+(the rounding of the paper's online scheme and of its public simulator). This is a fractional
+multi-dimensional knapsack: a basic optimal solution has at most ``2m`` fractional values, and
+rounding at 1/2 admits a set that needs at most ``2B`` on every port.
+
+The model is built here (:func:`admission_model`, one sparse block) and solved through the
+solver layer (:func:`solve_admission`, HiGHS by default); it is not a ``coflowlab solve`` method
+of its own, so it has no registry entry.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from coflowlab.exceptions import SolverError
+from coflowlab.solvers import LinearModel, ModelBuilder, SolverOptions, SolveStatus, solve
+
+__all__ = ["ADMIT_AT", "ADMIT_TOL", "Admission", "admission_model", "solve_admission"]
+
+FloatArray = npt.NDArray[np.float64]
+
+ADMIT_AT = 0.5
+"""The rounding threshold: coflow ``i`` is admitted when ``x_i ≥ ADMIT_AT - ADMIT_TOL``."""
+
+ADMIT_TOL = 1e-9
+"""Slack on the rounding threshold, so that a value the LP makes exactly 1/2 is admitted
+whatever the solver's last bit (the public simulator compares ``x < 0.5`` exactly)."""
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The solved admission LP of one epoch.
+
+    Attributes
+    ----------
+    x
+        ``(k,)`` the LP values, one per candidate, in the order the candidates were given.
+    admitted
+        ``(k,)`` booleans: ``x ≥ 1/2`` (within :data:`ADMIT_TOL`).
+    objective
+        The LP value ``Σ w (1 - x)``: the weight the epoch fractionally leaves out.
+    budget
+        The budget ``B`` the ports had.
+    """
+
+    x: FloatArray
+    admitted: npt.NDArray[np.bool_]
+    objective: float
+    budget: float
+
+
+def _checked(
+    port_time: npt.ArrayLike, weight: npt.ArrayLike, budget: float
+) -> tuple[FloatArray, FloatArray]:
+    p = np.asarray(port_time, dtype=float)
+    w = np.asarray(weight, dtype=float)
+    if p.ndim != 2:
+        raise ValueError(f"port_time: must be (candidates, ports), got shape {p.shape}")
+    if w.shape != (p.shape[0],):
+        raise ValueError(f"weight: has shape {w.shape}, expected ({p.shape[0]},)")
+    bad = np.argwhere(~np.isfinite(p) | (p < 0))
+    if len(bad):
+        i, v = (int(a) for a in bad[0])
+        raise ValueError(f"port_time[{i}, {v}] is {p[i, v]!r} (must be finite and >= 0)")
+    bad_w = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if len(bad_w):
+        i = int(bad_w[0])
+        raise ValueError(f"weight[{i}] is {w[i]!r} (must be finite and >= 0)")
+    if isinstance(budget, bool) or not (math.isfinite(budget) and budget > 0):
+        raise ValueError(f"budget: must be positive and finite, got {budget!r}")
+    return p, w
+
+
+def admission_model(port_time: npt.ArrayLike, weight: npt.ArrayLike, budget: float) -> LinearModel:
+    """The admission LP of one epoch as a :class:`~coflowlab.solvers.LinearModel`.
+
+    Parameters
+    ----------
+    port_time
+        ``(k, 2m)`` time each candidate still needs on each port alone (ingress ports first),
+        as :attr:`coflowlab.Instance.port_time` but of the remaining bytes.
+    weight
+        ``(k,)`` the candidates' weights.
+    budget
+        The time ``B`` each port offers in the epoch.
+
+    Returns
+    -------
+    LinearModel
+        Variables ``"x"`` (``k``, in ``[0, 1]``), objective ``Σ w − Σ w x`` (the constant is
+        the model's offset), rows ``"ports"`` (one per port with any load).
+
+    Raises
+    ------
+    ValueError
+        A shape, a negative or non-finite entry (its index named), or a budget that is not
+        positive.
+
+    Examples
+    --------
+    >>> m = admission_model([[1.0, 1.0], [2.0, 2.0]], [3.0, 2.0], 2.0)
+    >>> m.num_vars, m.num_rows, m.offset
+    (2, 2, 5.0)
+    """
+    p, w = _checked(port_time, weight, budget)
+    builder = ModelBuilder("sincronia-admission")
+    builder.add_variables("x", p.shape[0], cost=-w, lower=0.0, upper=1.0)
+    builder.offset = float(w.sum())
+    used = np.flatnonzero(p.sum(axis=0) > 0)
+    builder.add_rows("ports", sp.csr_matrix(p[:, used].T), upper=float(budget))
+    return builder.build()
+
+
+def solve_admission(
+    port_time: npt.ArrayLike,
+    weight: npt.ArrayLike,
+    budget: float,
+    *,
+    options: SolverOptions | None = None,
+) -> Admission:
+    """Solves the admission LP and rounds it at 1/2.
+
+    Parameters
+    ----------
+    port_time, weight, budget
+        As in :func:`admission_model`.
+    options
+        Solver settings (``None``: HiGHS, no time limit).
+
+    Returns
+    -------
+    Admission
+
+    Raises
+    ------
+    SolverError
+        The solver did not prove an optimum (the LP is always feasible, ``x = 0``, and
+        bounded, so this is a solver failure); the message names the status and the
+        solver's message.
+
+    Examples
+    --------
+    One port, sizes 1, 2, 3 with weights 3, 2, 1 and a budget of 2: the fractional knapsack
+    takes the first whole and half of the second, so the first two are admitted.
+
+    >>> adm = solve_admission([[1, 1], [2, 2], [3, 3]], [3, 2, 1], 2.0)
+    >>> adm.x.round(9).tolist(), adm.admitted.tolist(), round(adm.objective, 9)
+    ([1.0, 0.5, 0.0], [True, True, False], 2.0)
+    """
+    p, w = _checked(port_time, weight, budget)
+    if p.shape[0] == 0:
+        return Admission(np.zeros(0), np.zeros(0, dtype=bool), 0.0, float(budget))
+    model = admission_model(p, w, budget)
+    result = solve(model, options, interruptible=False)
+    if result.status is not SolveStatus.OPTIMAL or result.x is None:
+        raise SolverError(
+            f"sincronia admission LP ({p.shape[0]} candidates, {p.shape[1]} ports, budget "
+            f"{budget!r}): solver returned status {result.status.value!r}, not 'optimal'"
+            + (f": {result.message}" if result.message else "")
+        )
+    x = np.clip(np.asarray(result.x, dtype=float)[model.blocks["x"]], 0.0, 1.0)
+    return Admission(x, x >= ADMIT_AT - ADMIT_TOL, float(result.objective), float(budget))

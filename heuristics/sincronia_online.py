@@ -1,0 +1,427 @@
+"""Sincronia's online scheduler (Agarwal, Rajakrishnan, Narayan, Agarwal, Shmoys, Vahdat;
+"Sincronia: Near-Optimal Network Design for Coflows", SIGCOMM 2018): doubling epochs, an
+admission LP per epoch, the BSSI order of the admitted coflows, a slowdown-ordered tail, and an
+order-respecting allocation (docs/sincronia-online.md).
+
+The paper's offline result orders coflows released at 0; for coflows that arrive over time it
+uses the classic doubling-epoch reduction (Hall, Schulz, Shmoys, Wein, Math. Oper. Res. 22(3),
+1997): time is cut into epochs of doubling length; at the start of an epoch the unfinished
+coflows released by then are *candidates*; an LP chooses fractionally which of them fit in the
+epoch (:mod:`coflowlab.formulations.sincronia_admission`), those with ``x ≥ 1/2`` are
+*admitted* and ordered by BSSI (:func:`coflowlab.approximations.sincronia.bssi_order`, the
+offline order), and the allocation serves them in that order until the epoch ends. Everything
+else present (candidates not admitted, coflows that arrive during the epoch) is served after
+them, in a *tail* ordered by slowdown. What is unfinished at the end of an epoch is a candidate
+of the next one. After ``max_epochs`` epochs the epoch length starts again from the smallest.
+
+Choices (each a parameter; docs/sincronia-online.md#readings)
+-------------------------------------------------------------
+- ``timing="doubling"`` (default): epochs of lengths ``base·1, 2, 4, …`` back to back, epoch
+  ``k`` of a cycle is ``[base(2^{k-1} − 1), base(2^k − 1))`` after the cycle's start, the LP
+  budget is the epoch's length and the candidates are the coflows released by the epoch's start.
+  ``timing="public"``: the timing of the authors' public simulator, read from its source:
+  epochs ``[0, 2b)``, then ``[2^{k-1} b, 2^k b)`` (a cycle lasts ``2^K b``), the LP budget is
+  *half* the epoch's length (``b`` for the first), and a coflow is a candidate only if it was
+  released by a threshold that lags the epoch start (``τ_{k-1}`` plus half the length of every
+  completed cycle), so later arrivals wait in the tail.
+- ``order_sizes="remaining"`` (default): BSSI orders the admitted coflows by their remaining
+  bytes at the epoch start (the loads the LP admitted them with). ``"original"``: by their
+  original sizes, as the public simulator does.
+- ``allocation``: ``"greedy"`` (default; Sincronia's GREEDY: strict priority, each flow takes
+  the smaller residual of its two ports), ``"madd"`` or ``"madd-exact"``, exactly as offline
+  Sincronia (:class:`coflowlab.list_scheduling.StaticPriority`, rebuilt whenever the order
+  changes).
+- The tail is sorted by ``oracle / (t + offset − r)`` ascending (``oracle``: the coflow's
+  bottleneck time alone on an empty fabric, original sizes; ``r`` its release; ``t`` now),
+  ties by earlier release, then lower index; it is re-sorted whenever a coflow arrives.
+  ``offset`` defaults to the longest epoch of a cycle, ``base·2^{K-1}``, as the public
+  simulator's constant.
+
+The schedule is work conserving with ``"greedy"`` and ``"madd-exact"`` (every flow has a
+saturated port at every instant), so a flow released at ``r`` finishes by ``r`` plus the
+total load of its two ports over their capacities, whatever the epochs do: no coflow starves
+across resets (tests/heuristics/test_sincronia_online.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from coflowlab.approximations.sincronia import bssi_order
+from coflowlab.constants import TOL
+from coflowlab.exceptions import SolverError
+from coflowlab.formulations.sincronia_admission import solve_admission
+from coflowlab.list_scheduling import ALLOCATIONS, Allocation, StaticPriority
+from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
+from coflowlab.solvers import SOLVER_NAMES, SolverOptions
+
+__all__ = ["Epoch", "EpochRecord", "SincroniaOnline", "Timing", "epoch_at"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+Timing = Literal["doubling", "public"]
+OrderSizes = Literal["remaining", "original"]
+MAX_EPOCHS_LIMIT = 60
+"""The largest ``max_epochs`` accepted (the longest epoch is ``2^{max_epochs-1}`` bases)."""
+
+
+@dataclass(frozen=True)
+class Epoch:
+    """One epoch of the schedule's fixed time grid.
+
+    Attributes
+    ----------
+    cycle
+        How many resets came before it (``0`` for the first ``max_epochs`` epochs).
+    index
+        Its position in its cycle, ``1..max_epochs``.
+    start, end
+        The interval ``[start, end)`` it covers.
+    budget
+        The time every port offers in its admission LP.
+    threshold
+        Coflows released at or before it are candidates.
+    """
+
+    cycle: int
+    index: int
+    start: float
+    end: float
+    budget: float
+    threshold: float
+
+
+def _check_grid(max_epochs: int, base: float, timing: str) -> None:
+    if isinstance(max_epochs, bool) or not isinstance(max_epochs, int | np.integer):
+        raise ValueError(f"max_epochs: must be an integer, got {max_epochs!r}")
+    if not 1 <= max_epochs <= MAX_EPOCHS_LIMIT:
+        raise ValueError(f"max_epochs: must be in 1..{MAX_EPOCHS_LIMIT}, got {max_epochs}")
+    if isinstance(base, bool) or not (math.isfinite(base) and base > 0):
+        raise ValueError(f"base: must be a positive, finite time, got {base!r}")
+    if timing not in ("doubling", "public"):
+        raise ValueError(f"timing: must be 'doubling' or 'public', got {timing!r}")
+
+
+def epoch_at(
+    t: float, *, max_epochs: int = 8, base: float = 1.0, timing: Timing = "doubling"
+) -> Epoch:
+    """The epoch that contains time ``t`` (a time within ``TOL`` of a boundary counts as the
+    later epoch's start).
+
+    Parameters
+    ----------
+    t
+        A time ``>= 0``.
+    max_epochs, base, timing
+        As in :class:`SincroniaOnline`.
+
+    Returns
+    -------
+    Epoch
+
+    Raises
+    ------
+    ValueError
+        For a negative or non-finite ``t`` or an invalid grid parameter.
+
+    Examples
+    --------
+    Three epochs per cycle: lengths 1, 2, 4, then the cycle starts again at 7.
+
+    >>> [(e.start, e.end, e.budget) for e in
+    ...  (epoch_at(t, max_epochs=3) for t in (0.0, 1.0, 2.5, 3.0, 7.0))]
+    [(0.0, 1.0, 1.0), (1.0, 3.0, 2.0), (1.0, 3.0, 2.0), (3.0, 7.0, 4.0), (7.0, 8.0, 1.0)]
+
+    The public simulator's timing: a half-length budget and a lagging threshold.
+
+    >>> for t in (0.0, 2.0, 4.0, 8.0, 10.0):
+    ...     e = epoch_at(t, max_epochs=3, timing="public")
+    ...     print(e.start, e.end, e.budget, e.threshold)
+    0.0 2.0 1.0 0.0
+    2.0 4.0 1.0 1.0
+    4.0 8.0 2.0 2.0
+    8.0 10.0 1.0 4.0
+    10.0 12.0 1.0 5.0
+    """
+    _check_grid(max_epochs, base, timing)
+    if not (math.isfinite(t) and t >= 0):
+        raise ValueError(f"t: must be a finite time >= 0, got {t!r}")
+    k_max = int(max_epochs)
+    b = float(base)
+    eps = TOL * max(1.0, abs(t))
+    if timing == "doubling":
+        period = b * (2.0**k_max - 1.0)
+        ends = [b * (2.0**k - 1.0) for k in range(1, k_max + 1)]
+        starts = [0.0, *ends[:-1]]
+        budgets = [b * 2.0 ** (k - 1) for k in range(1, k_max + 1)]
+    else:
+        period = b * 2.0**k_max
+        ends = [b * 2.0**k for k in range(1, k_max + 1)]
+        starts = [0.0] + [b * 2.0 ** (k - 1) for k in range(2, k_max + 1)]
+        budgets = [b] + [b * 2.0 ** (k - 2) for k in range(2, k_max + 1)]
+    cycle = max(0, math.floor((t + eps) / period))
+    origin = cycle * period
+    u = t - origin
+    k = next((i for i, e in enumerate(ends) if u < e - eps), k_max - 1)
+    if timing == "doubling":
+        threshold = origin + starts[k]
+    else:
+        lag = 0.0 if k == 0 else b * 2.0 ** (k - 1)
+        threshold = cycle * b * 2.0 ** (k_max - 1) + lag
+    return Epoch(cycle, k + 1, origin + starts[k], origin + ends[k], budgets[k], threshold)
+
+
+@dataclass(frozen=True)
+class EpochRecord:
+    """What the policy decided when an epoch started (its log, :attr:`SincroniaOnline.log`).
+
+    Attributes
+    ----------
+    epoch
+        The epoch.
+    time
+        When it was started: ``epoch.start``, or the first event after it if the fabric was
+        idle at its start.
+    candidates
+        The candidate coflows (unfinished, released by ``epoch.threshold``), increasing.
+    x
+        Their admission LP values, aligned with ``candidates``.
+    admitted
+        The admitted coflows in their BSSI order (first served first).
+    tail
+        The other coflows present at ``time``, in slowdown order.
+    """
+
+    epoch: Epoch
+    time: float
+    candidates: tuple[int, ...]
+    x: tuple[float, ...]
+    admitted: tuple[int, ...]
+    tail: tuple[int, ...]
+
+
+class SincroniaOnline:
+    """Sincronia online (``sincronia-online``): doubling epochs, admission LP, BSSI, tail.
+
+    Parameters
+    ----------
+    max_epochs
+        Epochs in a cycle before the epoch length resets to the smallest (the public
+        simulator's command-line argument; its script runs 8). ``1..60``.
+    base
+        The time unit of the epoch grid, in the instance's time unit: the first epoch of a
+        cycle lasts ``base`` (``2·base`` with ``timing="public"``). ``None`` (default): the
+        public simulator's unit, the time the fastest port takes to send one size unit
+        (1 MB on the Facebook trace: 8 ms at 1 Gbps; 1 on unit-capacity instances).
+    allocation
+        ``"greedy"`` (default), ``"madd"`` or ``"madd-exact"``: the rates given an order, as
+        offline Sincronia (:func:`coflowlab.approximations.solve_sincronia`).
+    timing
+        ``"doubling"`` (default) or ``"public"`` (module notes).
+    order_sizes
+        ``"remaining"`` (default) or ``"original"``: the sizes BSSI orders the admitted
+        coflows by.
+    offset
+        The constant of the tail's slowdown key (``None``: ``base·2^{max_epochs-1}``).
+    lp_solver
+        The LP backend for the admission LP (``"highs"``, default; ``"cbc"``, ``"gurobi"``).
+
+    Raises
+    ------
+    ValueError
+        On construction, naming the parameter, for a value outside its range.
+
+    Notes
+    -----
+    The epoch grid is fixed in time (it does not depend on the arrivals). At every event the
+    policy finds the epoch of the current time; if it is a new one, it solves the admission
+    LP and orders the coflows again; if coflows arrived, it re-sorts the tail; otherwise the
+    order stands and only the rates are recomputed (the allocation's rule). It asks to be
+    woken at the end of the current epoch. If the fabric is idle when an epoch starts, the
+    epoch starts at the first event in it, with the coflows present then (none of which was
+    released by the epoch's start, so every one is in the tail). :attr:`log` keeps one
+    :class:`EpochRecord` per epoch started.
+
+    A solver failure in the admission LP raises :class:`coflowlab.SolverError` with the
+    epoch and the solver's status.
+
+    Examples
+    --------
+    Two ports, ``0 → 0`` and ``1 → 1``: coflow 0 (size 1) fits the first epoch ``[0, 1)``,
+    coflows 1 and 2 (sizes 20 and 10 on port 1) do not and wait in the tail, smaller bottleneck
+    first; coflow 2 is admitted at 3 (``x = 4/7``) and finishes at 10, coflow 1 at 30
+    (docs/sincronia-online.md#example).
+
+    >>> import coflowlab as cl
+    >>> inst = cl.Instance.from_coflows(
+    ...     [cl.Coflow([(0, 0, 1.0)]), cl.Coflow([(1, 1, 20.0)]), cl.Coflow([(1, 1, 10.0)])], 2
+    ... )
+    >>> policy = SincroniaOnline()
+    >>> cl.simulate(inst, policy).coflow_completion.tolist()
+    [1.0, 30.0, 10.0]
+    >>> [(r.epoch.start, r.admitted, r.tail) for r in policy.log[:3]]
+    [(0.0, (0,), (2, 1)), (1.0, (), (2, 1)), (3.0, (2,), (1,))]
+    """
+
+    name: ClassVar[str] = "sincronia-online"
+    clairvoyant: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        max_epochs: int = 8,
+        base: float | None = None,
+        allocation: Allocation = "greedy",
+        timing: Timing = "doubling",
+        order_sizes: OrderSizes = "remaining",
+        offset: float | None = None,
+        lp_solver: str = "highs",
+    ) -> None:
+        _check_grid(max_epochs, 1.0 if base is None else base, timing)
+        if allocation not in ALLOCATIONS:
+            raise ValueError(
+                f"allocation: must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}"
+            )
+        if order_sizes not in ("remaining", "original"):
+            raise ValueError(
+                f"order_sizes: must be 'remaining' or 'original', got {order_sizes!r}"
+            )
+        if offset is not None and (
+            isinstance(offset, bool) or not (math.isfinite(offset) and offset > 0)
+        ):
+            raise ValueError(f"offset: must be a positive, finite time or None, got {offset!r}")
+        if lp_solver not in SOLVER_NAMES:
+            raise ValueError(
+                f"lp_solver: must be one of {', '.join(SOLVER_NAMES)}, got {lp_solver!r}"
+            )
+        self.max_epochs = int(max_epochs)
+        self.base = None if base is None else float(base)
+        self.allocation: Allocation = allocation
+        self.timing: Timing = timing
+        self.order_sizes: OrderSizes = order_sizes
+        self.offset = offset
+        self.lp_solver = lp_solver
+        self.log: list[EpochRecord] = []
+
+    # ------------------------------------------------------------------ setup
+    def reset(self, view: InstanceView) -> None:
+        """Prepares for a new simulation of the instance ``view`` describes."""
+        if view.flow_size is None:
+            raise ValueError("SincroniaOnline is clairvoyant: the view must carry sizes")
+        self._view = view
+        n, m = view.num_coflows, view.num_ports
+        self._cap = np.concatenate(
+            [np.asarray(view.cap_in, dtype=float), np.asarray(view.cap_out, dtype=float)]
+        )
+        self._weight = np.asarray(view.coflow_weight, dtype=float)
+        self._m = m
+        coflow = np.asarray(view.flow_coflow, dtype=np.int64)
+        size = np.asarray(view.flow_size, dtype=float)
+        load = np.zeros((n, 2 * m))
+        np.add.at(load, (coflow, np.asarray(view.flow_src)), size)
+        np.add.at(load, (coflow, m + np.asarray(view.flow_dst)), size)
+        self._original_time = load / self._cap
+        # the public simulator's unit: the time a port takes to send one size unit (1 MB)
+        self._base = 1.0 / float(self._cap.max()) if self.base is None else self.base
+        self._offset = self._base * 2.0 ** (self.max_epochs - 1)
+        if self.offset is not None:
+            self._offset = self.offset
+        self._oracle = self._original_time.max(axis=1)  # bottleneck alone, original sizes
+        self._options = SolverOptions(solver=self.lp_solver)
+        self._epoch: Epoch | None = None
+        self._admitted = np.zeros(0, dtype=np.int64)
+        self._tail = np.zeros(0, dtype=np.int64)
+        self._inner: StaticPriority | None = None
+        self.log = []
+
+    # ------------------------------------------------------------------ ordering
+    def _slowdown_order(self, coflows: IntArray, release: FloatArray, t: float) -> IntArray:
+        """``coflows`` by ``oracle / (t + offset − r)``, then earlier release, then index."""
+        if not len(coflows):
+            return coflows
+        r = release[coflows]
+        key = self._oracle[coflows] / (t + self._offset - r)
+        return coflows[np.lexsort((coflows, r, key))]
+
+    def _remaining_time(self, st: ClairvoyantState, coflows: IntArray) -> FloatArray:
+        """``(len(coflows), 2m)`` remaining bytes of each coflow per port over capacity."""
+        row = np.full(self._view.num_coflows, -1, dtype=np.int64)
+        row[coflows] = np.arange(len(coflows))
+        cof = np.asarray(st.coflow, dtype=np.int64)
+        keep = row[cof] >= 0
+        rows = row[cof[keep]]
+        rem = np.asarray(st.remaining, dtype=float)[keep]
+        load = np.zeros((len(coflows), 2 * self._m))
+        np.add.at(load, (rows, np.asarray(st.src)[keep]), rem)
+        np.add.at(load, (rows, self._m + np.asarray(st.dst)[keep]), rem)
+        return load / self._cap
+
+    def _start_epoch(self, st: ClairvoyantState, epoch: Epoch, present: IntArray) -> None:
+        t = float(st.time)
+        release = np.asarray(st.coflow_arrival, dtype=float)
+        slack = TOL * max(1.0, abs(epoch.threshold))
+        cand = present[release[present] <= epoch.threshold + slack]
+        p = self._remaining_time(st, cand)
+        try:
+            adm = solve_admission(p, self._weight[cand], epoch.budget, options=self._options)
+        except SolverError as exc:
+            raise SolverError(
+                f"sincronia-online, epoch {epoch.index} of cycle {epoch.cycle} at t={t!r}: {exc}"
+            ) from exc
+        chosen = cand[adm.admitted]
+        times = p[adm.admitted] if self.order_sizes == "remaining" else self._original_time[chosen]
+        self._admitted = chosen[bssi_order(times, self._weight[chosen])]
+        rest = present[~np.isin(present, chosen)]
+        self._tail = self._slowdown_order(rest, release, t)
+        self._epoch = epoch
+        self.log.append(
+            EpochRecord(
+                epoch,
+                t,
+                tuple(cand.tolist()),
+                tuple(adm.x.tolist()),
+                tuple(self._admitted.tolist()),
+                tuple(self._tail.tolist()),
+            )
+        )
+
+    def _priority(self) -> IntArray:
+        """Every coflow: admitted (BSSI), tail (slowdown), then the rest by index."""
+        n = self._view.num_coflows
+        first = np.concatenate([self._admitted, self._tail]).astype(np.int64)
+        seen = np.zeros(n, dtype=bool)
+        seen[first] = True
+        return np.concatenate([first, np.flatnonzero(~seen)]).astype(np.int64)
+
+    # ------------------------------------------------------------------ decide
+    def decide(self, state: ObservedState) -> Decision:
+        """Rates in the epoch's order; a wake-up at the epoch's end."""
+        if not isinstance(state, ClairvoyantState):
+            raise TypeError("SincroniaOnline needs a ClairvoyantState")
+        t = float(state.time)
+        epoch = epoch_at(t, max_epochs=self.max_epochs, base=self._base, timing=self.timing)
+        present = np.unique(np.asarray(state.coflow, dtype=np.int64))
+        current = self._epoch
+        if current is None or (current.cycle, current.index) != (epoch.cycle, epoch.index):
+            self._start_epoch(state, epoch, present)
+            self._inner = None
+        elif len(state.arrived):
+            known = np.concatenate([self._admitted, self._tail])
+            new = present[~np.isin(present, known)]
+            if len(new):
+                tail = np.concatenate([self._tail, new]).astype(np.int64)
+                release = np.asarray(state.coflow_arrival, dtype=float)
+                self._tail = self._slowdown_order(tail, release, t)
+                self._inner = None
+        if self._inner is None:
+            self._inner = StaticPriority(self._priority(), self.allocation)
+            self._inner.reset(self._view)
+        inner = self._inner.decide(state)
+        wake = epoch.end if inner.wakeup is None else min(epoch.end, float(inner.wakeup))
+        return Decision(inner.rates, wakeup=wake, notify=inner.notify)
