@@ -1141,12 +1141,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("coflowlab: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except SystemError as exc:
+        # Ctrl-C while numba loads a compiled kernel's constants surfaces as a SystemError
+        # caused by the KeyboardInterrupt: still an interrupt
+        if not _caused_by_interrupt(exc):
+            raise
+        print("coflowlab: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         _drop_stdout()
         return EXIT_BROKEN_PIPE
     except (CoflowlabError, ValueError, OSError) as exc:
         print(f"coflowlab: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is in the cause or context chain of ``exc``."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
 
 
 def _drop_stdout() -> None:

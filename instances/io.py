@@ -440,15 +440,9 @@ def _benchmark_variant(lines: list[str], start: int, end: int, source: str | Non
                     line=i + 1,
                     field="weight",
                 )
-    if first:
-        return next(iter(first))
-    raise TraceFormatError(
-        "ambiguous coflow lines: every line reads both as benchmark (id arrival M ...) and as "
-        f"weighted-benchmark (id weight arrival M ...); {_USE_FORMAT}",
-        path=source,
-        line=start + 1,
-        field="weight",
-    )
+    # every line reads both ways: the plain format (CoflowSim's), so that a benchmark file
+    # reads back as written; the weighted writer never leaves a file in this state
+    return next(iter(first)) if first else "benchmark"
 
 
 def _looks_like_sincronia(tokens: list[str]) -> bool:
@@ -841,7 +835,9 @@ def _weight_token(w: float) -> str:
 def format_weighted_benchmark(instance: Instance) -> str:
     """The weighted coflow-benchmark text of ``instance`` (see
     :func:`parse_weighted_benchmark`); whole weights are written as integers, others as
-    Python floats (exact round trip).
+    Python floats (exact round trip), and every weight as a float (``1.0``) when the file
+    would otherwise read as a plain benchmark file too (all arrivals small), so that format
+    detection reads it back as weighted.
 
     Raises
     ------
@@ -862,8 +858,19 @@ def format_weighted_benchmark(instance: Instance) -> str:
         raise InvalidInstanceError(
             str(exc).replace("benchmark format", "weighted-benchmark format")
         ) from None
-    lines = text.split("\n")
-    for k in range(instance.num_coflows):
-        head, _, rest = lines[k + 1].partition(" ")
-        lines[k + 1] = f"{head} {_weight_token(float(instance.coflow_weight[k]))} {rest}"
+    plain = text.split("\n")
+    weights = [float(w) for w in instance.coflow_weight]
+
+    def with_weights(token: Callable[[float], str]) -> list[str]:
+        lines = list(plain)
+        for k, w in enumerate(weights):
+            head, _, rest = lines[k + 1].partition(" ")
+            lines[k + 1] = f"{head} {token(w)} {rest}"
+        return lines
+
+    lines = with_weights(_weight_token)
+    if _benchmark_variant(lines, 1, 1 + len(weights), None) == "benchmark":
+        # every line also reads as a plain one (small arrivals): a weight written as a float
+        # (``1.0``) cannot be a plain line's arrival, so detection reads the file back right
+        lines = with_weights(lambda w: repr(w))
     return "\n".join(lines)

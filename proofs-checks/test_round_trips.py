@@ -87,16 +87,24 @@ def test_sincronia_round_trip_is_exact(inst):
     summary.observe("round trip: sincronia", algorithm="sincronia")
 
 
-@given(st.sampled_from(["json", "benchmark", "sincronia"]), st.data())
+@given(st.sampled_from(["json", "benchmark", "sincronia", "weighted-benchmark"]), st.data())
 def test_file_round_trip_through_read_and_write_instance(tmp_path_factory, fmt, data):
     """Invariant (``read_instance`` / ``write_instance``): writing then reading a file (with
     the format detected from the content) returns the instance, for every format."""
     strat = {
         "json": instances(deadlines=True, capacities=True),
         "benchmark": benchmark_instances(),
+        "weighted-benchmark": benchmark_instances(),
         "sincronia": sincronia_instances(),
     }[fmt]
     inst = data.draw(strat)
+    if fmt == "weighted-benchmark":  # any finite weight >= 0, whole or not
+        weight = st.one_of(
+            st.integers(0, 10).map(float),
+            st.floats(0, 1e3, allow_nan=False, allow_subnormal=False),
+        )
+        ws = data.draw(st.lists(weight, min_size=inst.num_coflows, max_size=inst.num_coflows))
+        inst = inst.replace(coflow_weight=np.array(ws))
     path = tmp_path_factory.mktemp("rt") / ("i.json" if fmt == "json" else "i.txt")
     ins.write_instance(inst, path, format=fmt)
     kw = {} if fmt == "json" else {"capacity": float(inst.fabric.ingress_capacity[0])}

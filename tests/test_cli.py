@@ -159,3 +159,38 @@ def test_simulate_deadlines_with_admission_control(capsys, tmp_path):
     assert doc["deadlines"] == 60 and 0 < doc["deadlines_met_pct"] <= 100
     code, _, err = run(capsys, *argv[:4], "--deadlines", "1", "--time-model", "coflowsim")
     assert code == 1 and "--deadlines is for the exact model" in err
+
+
+def test_an_interrupt_inside_a_compiled_kernel_is_still_an_interrupt(monkeypatch, capsys):
+    """Tests the CLI's reading of Ctrl-C that lands while numba loads a kernel's constants:
+    numba raises SystemError caused by the KeyboardInterrupt (seen in
+    test_ctrl_c_during_simulate_exits_130_without_traceback); that is exit 130 with one
+    line, while a SystemError without an interrupt behind it still propagates."""
+    import coflowlab.cli as cli
+
+    def interrupted(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("returned a result with an exception set") from exc
+
+    def broken(args):
+        raise SystemError("something else")
+
+    import argparse
+
+    class Parser:
+        def __init__(self, run):
+            self.run = run
+
+        def parse_args(self, argv):
+            return argparse.Namespace(run=self.run, command="simulate")
+
+    for run in (interrupted, broken):
+        monkeypatch.setattr(cli, "build_parser", lambda run=run: Parser(run))
+        if run is broken:
+            with pytest.raises(SystemError, match="something else"):
+                cli.main([])
+        else:
+            assert cli.main([]) == cli.EXIT_INTERRUPTED
+            assert capsys.readouterr().err == "coflowlab: interrupted\n"

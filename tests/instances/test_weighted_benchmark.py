@@ -90,14 +90,29 @@ def test_detection_is_decided_by_the_first_unambiguous_line(tmp_path):
     assert read_instance(plain).coflow_weight.tolist() == [1.0, 1.0]
 
 
-def test_a_file_of_only_ambiguous_lines_is_an_error_naming_the_line(tmp_path):
-    """Tests that detection refuses to guess, and that --format settles it."""
+def test_a_file_of_only_ambiguous_lines_reads_as_plain_benchmark(tmp_path):
+    """Tests that a file whose every line reads both ways is the plain format (so a
+    benchmark file coflowlab writes reads back as written; the proofs' round trip found a
+    two-port, one-coflow file that was refused before), and that --format settles it."""
     path = write(tmp_path, f"5 1\n{AMBIGUOUS}\n")
-    with pytest.raises(TraceFormatError, match="ambiguous") as info:
-        read_instance(path)
-    assert (info.value.line, info.value.field, info.value.path) == (2, "weight", str(path))
+    assert detect_format(path) == "benchmark"
+    assert read_instance(path).coflow_weight.tolist() == [1.0]
     assert read_instance(path, format="benchmark").num_flows == 2
     assert read_instance(path, format="weighted-benchmark").coflow_weight.tolist() == [0.0]
+
+
+def test_the_writer_keeps_a_weighted_file_detectable(tmp_path):
+    """Tests the writer's side of that rule: an instance whose line would read both ways
+    (weight 0, arrival 2, mapper 4: the AMBIGUOUS line) is written with its weight as a
+    float (0.0), which no plain line can have as its arrival, so detection reads it back as
+    weighted, exactly; an unambiguous file keeps integer weights."""
+    inst = read_instance(write(tmp_path, f"5 1\n{AMBIGUOUS}\n"), format="weighted-benchmark")
+    text = format_weighted_benchmark(inst)
+    assert text.split("\n")[1].split()[1] == "0.0"
+    back = write(tmp_path, text, "back.txt")
+    assert detect_format(back) == "weighted-benchmark" and read_instance(back) == inst
+    clear = read_instance(write(tmp_path, "4 1\n1 3 10 1 2 1 3:2.0\n", "c.txt"))
+    assert format_weighted_benchmark(clear).split("\n")[1].split()[1] == "3"
 
 
 def test_inconsistent_lines_are_an_error_naming_both(tmp_path):
