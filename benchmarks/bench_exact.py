@@ -21,6 +21,10 @@ bound as a fraction of the optimum (median and worst over the seeds): the fluid 
 against the fluid optimum, and the fluid optimum and the time-indexed LP against the slotted
 optimum (what tells a researcher which bound to trust where the optimum is out of reach).
 
+``--param KEY=VALUE`` passes an option to ``exact-fluid`` (e.g. ``chain_bound=table``, the
+subset table up to 20 coflows and no chain bound above, or ``weighted_group=false``);
+``--verbose`` prints one line per solve (status, seconds, nodes, LPs, LP seconds).
+
 Prints figures; asserts nothing about time. Quick run::
 
     python benchmarks/bench_exact.py --seeds 2 --time-limit 5
@@ -41,6 +45,9 @@ import coflowlab
 from coflowlab import Instance, SolverOptions
 from coflowlab.instances.generators import uniform
 
+VERBOSE = False
+"""``--verbose``: one line per solve (status, seconds, nodes, LPs)."""
+
 DENSITY = 0.5
 SIZES = (1, 10)
 WEIGHTS = (1, 4)
@@ -55,19 +62,29 @@ def make_instance(m: int, n: int, releases: bool, seed: int) -> Instance:
     )
 
 
-def proven(method: str, algorithm: str | None) -> Callable[[Instance, float], tuple[bool, float]]:
-    """A runner: ``(instance, time_limit) -> (proven optimal, seconds)``."""
+def proven(
+    method: str, algorithm: str | None, extra: dict[str, str] | None = None
+) -> Callable[[Instance, float], tuple[bool, float]]:
+    """A runner: ``(instance, time_limit) -> (proven optimal, seconds)``; ``extra``: more
+    parameters of ``exact-fluid`` (``--param``)."""
 
     def run(inst: Instance, limit: float) -> tuple[bool, float]:
         params: dict[str, Any] = {}
         if algorithm is not None:
             params.update(algorithm=algorithm)
         if method == "exact-fluid":
-            params.update(max_coflows=64)
+            params.update(max_coflows=64, **(extra or {}))
         start = time.perf_counter()
         res = coflowlab.run(method, inst, SolverOptions(time_limit=limit), **params)
         wall = time.perf_counter() - start
         ok = res.proven_optimal and res.raw.details.get("proven_by") != "chain bound"
+        if VERBOSE:
+            d = res.raw.details
+            print(
+                f"    m={inst.num_ports} n={inst.num_coflows} {res.status} {wall:.1f}s "
+                f"nodes={d.get('nodes')} lps={d.get('lps')} lp_s={d.get('lp_seconds')}",
+                flush=True,
+            )
         return ok and wall <= limit * 1.05, wall
 
     return run
@@ -168,7 +185,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10, help="seeds per setting (default 10)")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve")
     parser.add_argument("--n-min", type=int, default=2, help="smallest number of coflows")
-    parser.add_argument("--n-max", type=int, default=18, help="largest number of coflows")
+    parser.add_argument(
+        "--n-max",
+        type=int,
+        default=40,
+        help="largest number of coflows (default 40: the fluid search proves past 20, and "
+        "each seed stops at its first failure anyway)",
+    )
     parser.add_argument("--ports", type=int, nargs="+", default=[4, 8], help="fabric sizes m")
     parser.add_argument(
         "--methods",
@@ -184,7 +207,18 @@ def main() -> None:
         metavar="N",
         help="print the root gap of each relaxation at N coflows instead",
     )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter of exact-fluid (both algorithms), e.g. chain_bound=table",
+    )
+    parser.add_argument("--verbose", action="store_true", help="one line per solve")
     args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
+    extra = dict(item.split("=", 1) for item in args.param)
     if args.gaps is not None:
         print_gaps(args)
         return
@@ -208,7 +242,7 @@ def main() -> None:
         if why is not None:
             print(f"{'':>7} {'':>8}  {label:<18} {why}")
             continue
-        run = proven(method, algorithm)
+        run = proven(method, algorithm, extra)
         for m in args.ports:
             for releases in (False, True):
                 got = [

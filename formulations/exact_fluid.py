@@ -17,14 +17,21 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
     sub-instance ``U`` alone (the two parts are bounded separately, so their sum is a
     bound). That bound is the largest of:
 
-    - the *chain bound* (tabulated for every subset up to :data:`MAX_SUBSET_TABLE`
-      coflows): ``chain(S) = min_j chain(S - j) + w_j span(S)``, where ``span(S)`` bounds
-      the time by which all of ``S`` can complete (per release level ``R``: ``R`` plus the
-      busiest port's load of the flows released at ``R`` or later) and ``j`` ranges over
-      the coflows that may complete last. Whoever completes last in ``S`` does so no earlier
-      than ``span(S)``. Without releases this is the concurrent-open-shop optimum on the
-      ports (docs/theory.md#cos), and on random instances it is often within a few percent of the
-      fluid optimum: it is what makes the search small;
+    - the *chain bound*: ``chain(S) = min_j chain(S - j) + w_j span(S)``, where ``span(S)``
+      bounds the time by which all of ``S`` can complete (per release level ``R``: ``R``
+      plus the busiest port's load of the flows released at ``R`` or later) and ``j``
+      ranges over the coflows that may complete last. Whoever completes last in ``S`` does
+      so no earlier than ``span(S)``. Without releases this is the concurrent-open-shop
+      optimum on the ports (docs/theory.md#cos), and on random instances it is often
+      within a fraction of a percent of the fluid optimum: it is what makes the search
+      small. ``chain_bound="table"`` tabulates it for every subset (up to
+      :data:`MAX_SUBSET_TABLE` coflows; none above); ``"lazy"``
+      (:class:`~coflowlab.formulations.fluid_bounds.LazyChainBound`) proves per node only
+      what prunes it, ``chain(U) ≥ T`` for the node's threshold ``T``, by a depth-first
+      search over the last coflow with memos per subset (proven lower bounds, certified
+      failures) and Smith/single-coflow floors; a budget of ``chain_budget`` subsets per
+      call (and the time limit) stop it with a valid, weaker value. ``"auto"`` (default):
+      the table up to :data:`MAX_SUBSET_TABLE` coflows, lazy above;
     - ``Σ w (r + ρ)`` (docs/theory.md#f3);
     - per port ``v`` and release level ``R``: ``R · w(U_R) + Smith_v(U_R) + Σ_{U \\ U_R}
       w (r + ρ)``, where ``U_R`` are the coflows released at ``R`` or later (docs/theory.md#f4).
@@ -33,6 +40,22 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
     the bound of the rest of ``U``); its LP is solved only when it is popped and not yet
     pruned. Depth first; children in the order of these cheap bounds. A node with one
     coflow left and no release event to place is replaced by its only child, the leaf.
+
+    Weighted group LPs (``weighted_group=True``): the child ``j`` (``j`` completes last in
+    ``U``, at ``C_j``, after the node's release events) is bounded by ``G(w_j) + LB(U -
+    j)``, where ``G(w)`` is the group LP whose ``U`` event has weight ``w``: any schedule of
+    the child, with ``t_U = C_j``, is feasible for that LP and costs ``w_j C_j`` plus the
+    suffix there, and ``U - j`` is bounded apart as before. For ``w ≥ w_0`` the same
+    schedule costs ``w_0 C_j + suffix + (w - w_0) C_j ≥ G(w_0) + (w - w_0) span(U)``
+    (``C_j ≥ span(U)``, whole in slotted mode), so the LP is solved at the least eligible
+    weight ``w_0`` and at another weight only when that estimate leaves a child open. It is
+    never below the weight-0 bound ``G(0) + w span(U)`` when the LP itself implies ``t_U ≥
+    span(U)`` (the fluid model; slotted mode rounds ``span`` up, the LP does not). The
+    release child (all of ``U`` completes before the next release event ``R``) is not
+    covered by a weighted LP (its ``U`` event sits after ``R``, which would charge ``w R``
+    for a completion before ``R``); the weight-0 LP covers it (put its ``U`` event at
+    ``R`` at no cost), so it keeps that LP's bound when it was solved (``w_0 = 0``), else
+    its parent's.
 
     Dominance: coflow ``a`` goes before ``b`` when, on every (ingress, egress) pair, ``a``'s
     demand is at most ``b``'s, ``w_a ≥ w_b`` and ``r_a ≤ r_b`` (all flows released with their
@@ -48,8 +71,13 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
     with ``A``'s loads but not its pairs.)
 
     Initial incumbent: greedy strict-priority schedules in the Smith (``ρ / w``), SEBF,
-    FIFO and largest-weight orders; each is re-solved as the order LP of the sequence it
-    produced, then improved by adjacent swaps.
+    FIFO and largest-weight orders, and in the *chain order* (built backwards: the last
+    coflow of the remaining ``U`` minimises ``w_j span(U) + LB(U - j)``; with the table,
+    an optimal order of the concurrent-open-shop relaxation); each is re-solved as the
+    order LP of the sequence it produced, then improved by adjacent swaps (within a fifth
+    of the time limit). The returned schedule is decoded from the incumbent's LP; when it
+    happens to finish a coflow before its predecessor in the sequence (it then belongs to
+    a cheaper sequence), its verified cost is returned.
 
     Proven optimal when every node is pruned (within ``mip_gap``); on the time limit, the
     incumbent, the least bound of the open nodes and the gap (status ``time_limit``). The
@@ -117,6 +145,7 @@ from coflowlab.solvers import (
 )
 from coflowlab.verifier import verify
 
+from .fluid_bounds import LazyChainBound
 from .order_lp import (
     OrderLP,
     build_group_lp,
@@ -141,6 +170,10 @@ ALGORITHMS = ("bnb", "mip")
 """The values of ``algorithm=`` (``--param algorithm=...``); the differential tests run
 every one of them against brute force."""
 
+CHAIN_BOUNDS = ("auto", "table", "lazy", "none")
+"""The values of ``chain_bound=`` (``--param chain_bound=...``), see
+:func:`solve_exact_fluid`."""
+
 MAX_BNB_COFLOWS = 40
 """Default coflow limit of the branch and bound (past it, even good bounds leave too many
 nodes; it then mostly returns its heuristic incumbent at the time limit)."""
@@ -153,8 +186,9 @@ a minute (``benchmarks/bench_exact.py``), so larger models only waste time."""
 MAX_SUBSET_TABLE = 20
 """Up to this many coflows, the makespan bound and the chain bound are tabulated for every
 subset (``2^n`` entries, a few arrays of that length, built in ``O(2^n · levels · ports)``
-time); past it the search falls back to the weaker port bounds and rarely proves
-optimality."""
+time; about 1.6 s at 20 coflows on 8×8, 12-27 s at 22); past it ``chain_bound="auto"``
+proves the chain bound per node on demand
+(:class:`~coflowlab.formulations.fluid_bounds.LazyChainBound`)."""
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -273,6 +307,7 @@ class _Data:
     instance: Instance
     options: SolverOptions  # the caller's; each solve gets the time left of `deadline`
     deadline: float
+    start: float = field(default_factory=time.perf_counter)
     # slotted mode (coflowlab.formulations.exact_slotted_bnb): whole releases, sizes and
     # capacities; leaves are solved with whole event times and amounts
     integral: bool = False
@@ -289,8 +324,14 @@ class _Data:
     port_time: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
     lps: int = 0
     lp_time: float = 0.0
+    # chain bound (module notes): "auto" (table up to MAX_SUBSET_TABLE coflows, else lazy),
+    # "table", "lazy" or "none"; chain_budget: subsets the lazy search refines per call
+    chain_bound: str = "auto"
+    chain_budget: int = 2000
+    weighted_group: bool = True  # the group LP weights U's event (module notes)
     span: FloatArray | None = None
     chain: FloatArray | None = None
+    lazy: LazyChainBound | None = None
     _lb: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -317,10 +358,16 @@ class _Data:
             )
         self.load_after = np.flip(np.cumsum(np.flip(per, axis=1), axis=1), axis=1)
         self.port_time = np.asarray(inst.port_time, dtype=float)
-        if self.n <= MAX_SUBSET_TABLE:
+        if self.chain_bound in ("auto", "table") and self.n <= MAX_SUBSET_TABLE:
             self.span, self.chain = _subset_tables(
                 self.load_after, self.levels, self.w, self.prec, self.integral
             )
+        elif self.chain_bound in ("auto", "lazy"):
+            self.lazy = LazyChainBound(
+                self.load_after, self.levels, self.w, self.prec, self.lb_single,
+                self.port_time, whole=self.integral, budget=self.chain_budget,
+                time_left=self.time_left,
+            )  # fmt: skip
 
     def time_left(self) -> float:
         if interrupt_requested():  # Ctrl-C: stop as at the time limit, labelled interrupted
@@ -351,16 +398,25 @@ class _Data:
             return bound
         return float(math.ceil(bound - min(0.5, 1e-6 * max(1.0, abs(bound)))))
 
-    def lower_bound(self, mask: int) -> float:
-        """A lower bound on ``Σ_{j∈U} w_j C_j`` in any schedule (module notes)."""
+    def lower_bound(self, mask: int, target: float = math.inf) -> float:
+        """A lower bound on ``Σ_{j∈U} w_j C_j`` in any schedule (module notes); with the
+        lazy chain bound, the search tries to prove at least ``target`` (the value that
+        prunes the caller's node)."""
+        best = self._port_bound(mask)
+        if self.chain is not None:
+            return max(best, float(self.chain[mask]))
+        if self.lazy is not None and best < target:
+            best = max(best, self.lazy.bound(mask, target))
+        return best
+
+    def _port_bound(self, mask: int) -> float:
+        """The bounds of ``U`` other than the chain bound (module notes), memoized."""
         if mask in self._lb:
             return self._lb[mask]
         idx = self.members(mask)
         inst = self.instance
         w, single = self.w[idx], self.lb_single[idx]
         best = float(single.sum())
-        if self.chain is not None:
-            best = max(best, float(self.chain[mask]))
         pt = self.port_time[idx]
         rel = inst.coflow_release[idx]
         ratio = np.divide(pt, w[:, None], out=np.full(pt.shape, np.inf), where=w[:, None] > 0)
@@ -514,13 +570,21 @@ def _heuristic(data: _Data, inc: _Incumbent) -> None:
         seen.add(prio)
         order, slots = _greedy_sequence(data, prio)
         _evaluate(data, inc, order, slots, f"greedy {name}")
-    root = data.lower_bound((1 << data.n) - 1)
+    prio = _chain_order(data)
+    if prio not in seen:
+        order, slots = _greedy_sequence(data, prio)
+        _evaluate(data, inc, order, slots, "chain order")
+    root = data.lower_bound((1 << data.n) - 1, inc.value)
     if not inc.order or relative_gap(inc.value, root) <= 1e-9:
         return  # nothing found, or already optimal
+    # adjacent swaps, within a fifth of the time limit (the search improves it further)
+    stop = data.start + 0.2 * (data.deadline - data.start)
     improved, passes = True, 0
     while improved and passes < 2:
         improved, passes = False, passes + 1
         for k in range(data.n - 1):
+            if time.perf_counter() > stop:
+                return
             swapped = list(inc.order)
             swapped[k], swapped[k + 1] = swapped[k + 1], swapped[k]
             low = data.slot_min[np.asarray(swapped)]
@@ -528,6 +592,29 @@ def _heuristic(data: _Data, inc: _Incumbent) -> None:
             before = inc.value
             _evaluate(data, inc, tuple(swapped), tuple(fit.tolist()), "adjacent swaps")
             improved |= inc.value < before
+
+
+def _chain_order(data: _Data) -> tuple[int, ...]:
+    """A completion order read off the chain bound, built backwards: the last coflow of
+    the remaining set ``U`` is an eligible ``j`` of least ``w_j span(U) + LB(U - j)`` (with
+    the tabulated chain bound, an optimal order of the concurrent-open-shop relaxation)."""
+    mask = (1 << data.n) - 1
+    backwards: list[int] = []
+    while mask:
+        idx = data.members(mask)
+        span = data.makespan_bound(idx, mask)
+        best, pick = math.inf, -1
+        for j in idx.tolist():
+            if data.prec[j, idx].any():
+                continue
+            value = data.w[j] * span + data.lower_bound(mask & ~(1 << j))
+            if value <= best:  # ties to the larger index: it completes later
+                best, pick = value, j
+        if pick < 0:  # only under contradictory precedences; keep the index order
+            pick = int(idx[-1])
+        backwards.append(pick)
+        mask &= ~(1 << pick)
+    return tuple(reversed(backwards))
 
 
 # ============================================================================ branch and bound
@@ -547,17 +634,19 @@ class _Node:
 def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str, Any]:
     n, q = data.n, len(data.values)
     full = (1 << n) - 1
-    stack: list[_Node] = [_Node(data.round_bound(data.lower_bound(full)), (), (), q, full)]
-    stats: dict[str, Any] = {"nodes": 0, "pruned_by_bound": 0, "infeasible": 0, "leaves": 0}
-    pruned_min = math.inf
-    finished = False
-    node = stack[0]
-    reporter = ProgressReporter(METHOD, "branch and bound")
 
     def threshold() -> float:
         if math.isinf(inc.value):
             return math.inf
         return inc.value - max(mip_gap * abs(inc.value), 1e-9 * max(1.0, abs(inc.value)))
+
+    root = data.lower_bound(full, threshold())
+    stack: list[_Node] = [_Node(data.round_bound(root), (), (), q, full)]
+    stats: dict[str, Any] = {"nodes": 0, "pruned_by_bound": 0, "infeasible": 0, "leaves": 0}
+    pruned_min = math.inf
+    finished = False
+    node = stack[0]
+    reporter = ProgressReporter(METHOD, "branch and bound")
 
     def release_child_ok(node: _Node, idx: IntArray) -> bool:
         if node.qrem == 0 or not len(idx):
@@ -586,24 +675,21 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
             stats["nodes"] += 1
             groups = ([idx.tolist()] if len(idx) else []) + [[j] for j in node.suffix]
             slots = ([node.qrem] if len(idx) else []) + list(node.slots)
-            weights = ([0.0] if len(idx) else []) + [float(data.w[j]) for j in node.suffix]
-            if node.suffix:
-                lp = build_group_lp(data.instance, groups, slots, weights)
+            suffix_w = [float(data.w[j]) for j in node.suffix]
+            if not len(idx):  # a leaf: one event sequence, its order LP
+                lp = build_group_lp(data.instance, groups, slots, suffix_w)
                 res = data.solve_lp(lp)
                 if res is None:
                     stats["infeasible"] += 1
                     continue
                 lp_value = res.objective
-            else:
-                lp, res, lp_value = None, None, 0.0
-            bound = data.round_bound(lp_value + data.lower_bound(node.mask))
-            if bound >= threshold():
-                stats["pruned_by_bound"] += 1
-                pruned_min = min(pruned_min, bound)
-                continue
-            if not len(idx):
+                bound = data.round_bound(lp_value)
+                if bound >= threshold():
+                    stats["pruned_by_bound"] += 1
+                    pruned_min = min(pruned_min, bound)
+                    continue
                 stats["leaves"] += 1
-                assert lp is not None and res is not None and res.x is not None
+                assert res.x is not None
                 x = res.x
                 if data.integral and not _is_whole(x):
                     # slotted mode: the LP is this sequence's bound; its MIP its value
@@ -619,18 +705,70 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
                     lp_value = data.whole_value(lp_value)
                 inc.offer(lp_value, node.suffix, node.slots, lp, x, "branch and bound")
                 continue
-            children: list[_Node] = []
+            eligible = [j for j in idx.tolist() if not data.prec[j, idx].any()]
+            if not eligible:  # cyclic precedences: no order obeys them
+                stats["infeasible"] += 1
+                continue
             span = data.makespan_bound(idx, node.mask)
-            for j in idx.tolist():
-                if (data.prec[j, idx]).any():
-                    continue  # a coflow that must complete after j is still unplaced
+            # exact[w]: the group LP with U's event weighted w (module notes); est(w) a lower
+            # bound on it: from the LP solved at w0 <= w, plus (w - w0) span(U)
+            exact: dict[float, float] = {}
+            w0 = min(float(data.w[j]) for j in eligible) if data.weighted_group else 0.0
+            if node.suffix:
+                value = _group_value(data, groups, slots, [w0, *suffix_w])
+                if value is None:
+                    stats["infeasible"] += 1
+                    continue
+                exact[w0] = value
+            else:
+                exact[w0] = w0 * span  # U alone: its last completion is at least span(U)
+
+            def est(weight: float) -> float:
+                return exact.get(weight, exact[w0] + (weight - w0) * span)  # noqa: B023
+
+            cheap: dict[int, float] = {}
+            for j in eligible:
+                base = est(float(data.w[j]))
                 rest = node.mask & ~(1 << j)
-                cheap = data.round_bound(lp_value + data.w[j] * span + data.lower_bound(rest))
+                cheap[j] = data.round_bound(base + data.lower_bound(rest, threshold() - base))
+            if node.suffix and data.weighted_group:
+                # the weights whose estimate leaves a child open: solve their LP
+                for weight in sorted({float(data.w[j]) for j in eligible} - {w0}):
+                    if all(cheap[j] >= threshold() for j in eligible if data.w[j] == weight):
+                        continue
+                    value = _group_value(data, groups, slots, [weight, *suffix_w])
+                    assert value is not None  # the same constraints as at w0
+                    exact[weight] = max(value, est(weight))
+                    for j in eligible:
+                        if data.w[j] == weight:
+                            rest = node.mask & ~(1 << j)
+                            base = exact[weight]
+                            low = data.lower_bound(rest, threshold() - base)
+                            cheap[j] = max(cheap[j], data.round_bound(base + low))
+            bound = min(cheap.values(), default=math.inf)
+            release = release_child_ok(node, idx)
+            if release:
+                # U completes before the next release event: the weighted LPs (U's event
+                # after that release) do not bound it; the weight-0 LP does
+                if w0 == 0.0:
+                    low = data.lower_bound(node.mask, threshold() - exact[0.0])
+                    release_bound = max(node.cheap, data.round_bound(exact[0.0] + low))
+                else:
+                    release_bound = node.cheap
+                bound = min(bound, release_bound)
+            if bound >= threshold():
+                stats["pruned_by_bound"] += 1
+                pruned_min = min(pruned_min, bound)
+                continue
+            children = [
+                _Node(cheap[j], (j, *node.suffix), (node.qrem, *node.slots), node.qrem,
+                      node.mask & ~(1 << j))
+                for j in eligible
+            ]  # fmt: skip
+            if release:
                 children.append(
-                    _Node(cheap, (j, *node.suffix), (node.qrem, *node.slots), node.qrem, rest)
+                    _Node(release_bound, node.suffix, node.slots, node.qrem - 1, node.mask)
                 )
-            if release_child_ok(node, idx):
-                children.append(_Node(bound, node.suffix, node.slots, node.qrem - 1, node.mask))
             children.sort(reverse=True)  # the lowest bound is popped first
             stack.extend(children)
         finished = True
@@ -643,6 +781,15 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
     )
     stats["finished"] = finished
     return stats
+
+
+def _group_value(
+    data: _Data, groups: list[list[int]], slots: list[int], weights: list[float]
+) -> float | None:
+    """The group LP's value (:func:`~coflowlab.formulations.order_lp.build_group_lp`);
+    ``None`` if infeasible."""
+    res = data.solve_lp(build_group_lp(data.instance, groups, slots, weights))
+    return None if res is None else res.objective
 
 
 def _is_whole(x: FloatArray) -> bool:
@@ -847,7 +994,7 @@ class _MipSolution:
 def _run_bnb(
     data: _Data, inc: _Incumbent, out_of_time: bool, details: dict[str, Any]
 ) -> tuple[SolveStatus, float, str]:
-    root = data.round_bound(data.lower_bound((1 << data.n) - 1))
+    root = data.round_bound(data.lower_bound((1 << data.n) - 1, inc.value))
     if out_of_time:
         details.update(nodes=0, finished=False)
         return _time_limit_status(inc), min(inc.value, root), "time limit reached in the heuristic"
@@ -885,7 +1032,7 @@ def _offer_mip(data: _Data, inc: _Incumbent, got: _MipSolution, details: dict[st
 def _run_mip(
     data: _Data, inc: _Incumbent, out_of_time: bool, details: dict[str, Any]
 ) -> tuple[SolveStatus, float, str]:
-    root = data.lower_bound((1 << data.n) - 1)
+    root = data.lower_bound((1 << data.n) - 1, inc.value)
     got: _MipSolution | SolveResult | None = None
     if not out_of_time:
         try:
@@ -944,6 +1091,9 @@ def solve_exact_fluid(
     *,
     algorithm: str = "bnb",
     max_coflows: int | None = None,
+    chain_bound: str = "auto",
+    chain_budget: int = 2000,
+    weighted_group: bool = True,
 ) -> Solution:
     """The fluid optimum of ``Σ_j w_j C_j``: a verified schedule, proven optimal or, on the
     time limit, the best found with a proven bound (docs/theory.md#exact).
@@ -971,6 +1121,18 @@ def solve_exact_fluid(
     max_coflows
         Refuse larger instances (default :data:`MAX_BNB_COFLOWS` or
         :data:`MAX_MIP_COFLOWS`).
+    chain_bound
+        How the chain bound (module notes) is computed: ``"table"`` (every subset, up to
+        :data:`MAX_SUBSET_TABLE` coflows; none above), ``"lazy"`` (proven on demand per node,
+        :class:`~coflowlab.formulations.fluid_bounds.LazyChainBound`), ``"auto"`` (the
+        default: the table up to :data:`MAX_SUBSET_TABLE` coflows, else lazy) or
+        ``"none"`` (only the port bounds).
+    chain_budget
+        With the lazy chain bound: subsets its proof search refines at most per node.
+    weighted_group
+        Bound a node by the group LPs that weight the unordered set's event by the weight
+        of the coflow completing last in it (module notes); ``False``: one group LP with
+        weight 0, plus ``w_j · span(U)``.
 
     Returns
     -------
@@ -980,7 +1142,11 @@ def solve_exact_fluid(
         lower bound), ``dominance_pairs``, ``lps`` (LPs and MIPs solved), ``lp_seconds``,
         ``incumbent_source``, ``slots`` (release events before each completion of
         ``order``); B&B: ``nodes`` (nodes bounded by an LP), ``leaves``,
-        ``pruned_by_bound``, ``infeasible``, ``open_nodes``, ``finished``; MIP:
+        ``pruned_by_bound``, ``infeasible``, ``open_nodes``, ``finished``,
+        ``chain_bound`` (``"table"``, ``"lazy"`` or ``"none"``: what was used),
+        ``chain_refined`` (lazy: subsets its proof searches refined), and
+        ``decoded_below_sequence_lp`` when the decoded schedule costs less than its
+        sequence's LP (module notes; ``slots`` is then ``None``); MIP:
         ``mip_objective`` (the solver's), ``mip_schedule_objective`` (the verified cost of
         the schedule decoded from the MIP) and ``proven_by`` (``"mip"``, or ``"chain
         bound"`` when the incumbent meets the root bound). ``incumbent_source`` says which
@@ -1008,6 +1174,10 @@ def solve_exact_fluid(
     start = time.perf_counter()
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    if chain_bound not in CHAIN_BOUNDS:
+        raise ValueError(f"chain_bound must be one of {CHAIN_BOUNDS}, got {chain_bound!r}")
+    if chain_budget < 1:
+        raise ValueError(f"chain_budget must be at least 1, got {chain_budget}")
     n = instance.num_coflows
     limit = max_coflows
     if limit is None:
@@ -1025,7 +1195,10 @@ def solve_exact_fluid(
     options = options or SolverOptions()
     limit_s = options.time_limit
     deadline = math.inf if limit_s is None else start + float(limit_s)
-    data = _Data(instance, options, deadline)
+    data = _Data(
+        instance, options, deadline, start, chain_bound=chain_bound, chain_budget=chain_budget,
+        weighted_group=weighted_group,
+    )  # fmt: skip
     inc = _Incumbent()
     details: dict[str, Any] = {"algorithm": algorithm}
     out_of_time = False
@@ -1035,7 +1208,7 @@ def solve_exact_fluid(
         out_of_time = True
     details["heuristic_objective"] = inc.value if math.isfinite(inc.value) else None
     details["dominance_pairs"] = int(data.prec.sum())
-    details["root_bound"] = data.lower_bound((1 << n) - 1)
+    details["root_bound"] = data.lower_bound((1 << n) - 1, inc.value)
 
     if algorithm == "bnb":
         status, bound, message = _run_bnb(data, inc, out_of_time, details)
@@ -1045,6 +1218,10 @@ def solve_exact_fluid(
         status, message = SolveStatus.INTERRUPTED, "interrupted: the best schedule found so far"
     details["lps"] = data.lps
     details["lp_seconds"] = round(data.lp_time, 6)
+    details["chain_bound"] = "table" if data.chain is not None else "none"
+    if data.lazy is not None:
+        details["chain_bound"] = "lazy"
+        details["chain_refined"] = data.lazy.refined
     details["incumbent_source"] = inc.source
     details["slots"] = list(inc.slots)
 
@@ -1053,9 +1230,19 @@ def solve_exact_fluid(
             METHOD, instance, status, bound, message, start, details, options
         )
     schedule = inc.schedule
+    order = inc.order
     if schedule is None:
         assert inc.lp is not None and inc.x is not None
         schedule, _ = decode_schedule(instance, inc.lp, inc.x)
+        # the decoded schedule can finish a coflow before its predecessor in the sequence
+        # (then it belongs to a cheaper sequence): its verified cost is what is returned
+        done = verify(instance, schedule).coflow_completion
+        cost = float(np.dot(data.w, done))
+        if cost < inc.value:
+            details["decoded_below_sequence_lp"] = inc.value - cost
+            inc.value = cost
+            order = tuple(np.lexsort((np.arange(n), done)).tolist())
+            details["slots"] = None  # they describe the sequence, not this order
     result = SolveResult(
         status, inc.value, bound, relative_gap(inc.value, bound), time.perf_counter() - start,
         inc.x, options.solver, message,
@@ -1063,6 +1250,6 @@ def solve_exact_fluid(
     # schedule_solution refuses "optimal" unless the verified cost meets the bound (issue 12)
     return schedule_solution(
         METHOD, SolutionKind.EXACT, instance, schedule, result,
-        runtime=time.perf_counter() - start, order=inc.order, bound=bound, details=details,
+        runtime=time.perf_counter() - start, order=order, bound=bound, details=details,
         options=options,
     )  # fmt: skip

@@ -12,11 +12,13 @@ from importlib import import_module
 
 import numpy as np
 import pytest
+from brute_force import fluid_opt
 
 import coflowlab as cl
 from coflowlab.constants import OPTIMALITY_TOL
 from coflowlab.exceptions import SolverError
 from coflowlab.formulations import solve_method
+from coflowlab.instances.generators import uniform
 from coflowlab.solution import OBJECTIVE_RTOL, SolutionKind, check_optimality, schedule_solution
 from coflowlab.solvers import SolveResult, SolverOptions, SolveStatus
 
@@ -46,12 +48,22 @@ def optimal(objective: float, bound: float) -> SolveResult:
     return SolveResult(SolveStatus.OPTIMAL, objective, bound, 0.0, 0.0, np.zeros(1), "test")
 
 
+# An instance whose heuristic incumbent is not optimal (on LATE_RELEASES the chain-order
+# incumbent is now optimal, so dropping the MIP's solution changes nothing there). Values
+# from the brute-force reference (brute_force.py: one LP per completion order, no release
+# events): fluid OPT 287; the heuristic's best sequence is the chain order (4, 2, 1, 0, 3),
+# whose order LP is 289 (the second-best value over all 120 orders).
+HEURISTIC_NOT_OPTIMAL = uniform(3, 5, sizes=(1, 5), weights=(1, 4), seed=28)
+
+
 def test_the_issue_12_bug_is_caught_by_the_guard(monkeypatch):
     """Tests the guard on the bug itself: with the MIP's solution dropped (the heuristic's
-    68 returned while the MIP proved 67), exact-fluid raises instead of reporting optimal."""
+    289 returned while the MIP proved 287), exact-fluid raises instead of reporting
+    optimal."""
+    assert fluid_opt(HEURISTIC_NOT_OPTIMAL) == pytest.approx(287.0)  # the MIP's bound is OPT
     monkeypatch.setattr(ef, "_offer_mip", lambda *args: None)
-    with pytest.raises(SolverError, match=r"exact-fluid: status optimal.* 68\.0 .* 67\.0"):
-        ef.solve_exact_fluid(LATE_RELEASES, algorithm="mip")
+    with pytest.raises(SolverError, match=r"exact-fluid: status optimal.* 289\.0 .* 287\.0"):
+        ef.solve_exact_fluid(HEURISTIC_NOT_OPTIMAL, algorithm="mip")
 
 
 def test_a_wrong_branch_and_bound_bound_is_caught(monkeypatch):
