@@ -30,7 +30,12 @@ Choices (each a parameter; docs/sincronia-online.md#readings)
 - ``allocation``: ``"greedy"`` (default; Sincronia's GREEDY: strict priority, each flow takes
   the smaller residual of its two ports), ``"madd"`` or ``"madd-exact"``, exactly as offline
   Sincronia (:class:`coflowlab.list_scheduling.StaticPriority`, rebuilt whenever the order
-  changes).
+  changes). ``"greedy"`` is computed incrementally by compiled kernels
+  (``heuristics/_sincronia_online_jit.py``): only the highest-priority active flow of each
+  port pair can get a positive greedy rate, so an event updates the pairs of the flows that
+  arrived or finished and fills the pairs' heads in order; the rates are bit for bit those of
+  :func:`coflowlab.allocation.priority_greedy` over every active flow, and only the changed
+  ones go to the simulator (docs/sincronia-online.md#speed).
 - The tail is sorted by ``oracle / (t + offset − r)`` ascending (``oracle``: the coflow's
   bottleneck time alone on an empty fabric, original sizes; ``r`` its release; ``t`` now),
   ties by earlier release, then lower index; it is re-sorted whenever a coflow arrives.
@@ -47,7 +52,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from functools import cache
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -335,9 +341,14 @@ class SincroniaOnline:
         self._oracle = self._original_time.max(axis=1)  # bottleneck alone, original sizes
         self._options = SolverOptions(solver=self.lp_solver)
         self._epoch: Epoch | None = None
+        self._epoch_until = -math.inf  # the cached epoch holds for times below this
         self._admitted = np.zeros(0, dtype=np.int64)
         self._tail = np.zeros(0, dtype=np.int64)
         self._inner: StaticPriority | None = None
+        self._flow_coflow = np.ascontiguousarray(coflow)
+        self._active_count = np.zeros(n, dtype=np.int64)  # active flows per coflow
+        self._rank = np.arange(n, dtype=np.int64)  # each coflow's position in the order
+        self._greedy = _GreedyState(view) if self.allocation == "greedy" else None
         self.log = []
 
     # ------------------------------------------------------------------ ordering
@@ -353,13 +364,15 @@ class SincroniaOnline:
         """``(len(coflows), 2m)`` remaining bytes of each coflow per port over capacity."""
         row = np.full(self._view.num_coflows, -1, dtype=np.int64)
         row[coflows] = np.arange(len(coflows))
-        cof = np.asarray(st.coflow, dtype=np.int64)
-        keep = row[cof] >= 0
-        rows = row[cof[keep]]
-        rem = np.asarray(st.remaining, dtype=float)[keep]
-        load = np.zeros((len(coflows), 2 * self._m))
-        np.add.at(load, (rows, np.asarray(st.src)[keep]), rem)
-        np.add.at(load, (rows, self._m + np.asarray(st.dst)[keep]), rem)
+        load: FloatArray = _kernels()["loads"](
+            row,
+            np.ascontiguousarray(st.coflow, dtype=np.int64),
+            np.ascontiguousarray(st.src, dtype=np.int64),
+            np.ascontiguousarray(st.dst, dtype=np.int64),
+            np.ascontiguousarray(st.remaining, dtype=np.float64),
+            self._m,
+            len(coflows),
+        )
         return load / self._cap
 
     def _start_epoch(self, st: ClairvoyantState, epoch: Epoch, present: IntArray) -> None:
@@ -400,28 +413,126 @@ class SincroniaOnline:
         return np.concatenate([first, np.flatnonzero(~seen)]).astype(np.int64)
 
     # ------------------------------------------------------------------ decide
+    def _epoch_now(self, t: float) -> Epoch:
+        """:func:`epoch_at` of ``t``, reusing the last one well inside its interval.
+
+        Event times never decrease, and :func:`epoch_at` at a later time inside the same
+        epoch (farther than its tolerance from the end) returns the same epoch, so it is
+        recomputed only near or past the end of the last one.
+        """
+        if self._epoch is not None and t < self._epoch_until:
+            return self._epoch
+        epoch = epoch_at(t, max_epochs=self.max_epochs, base=self._base, timing=self.timing)
+        # 16 times epoch_at's boundary tolerance: far from any rounding of its arithmetic
+        self._epoch_until = epoch.end - 16.0 * TOL * max(1.0, abs(epoch.end))
+        return epoch
+
+    def _present(self) -> IntArray:
+        """The coflows with an active flow, increasing."""
+        return np.flatnonzero(self._active_count > 0).astype(np.int64)
+
     def decide(self, state: ObservedState) -> Decision:
         """Rates in the epoch's order; a wake-up at the epoch's end."""
         if not isinstance(state, ClairvoyantState):
             raise TypeError("SincroniaOnline needs a ClairvoyantState")
         t = float(state.time)
-        epoch = epoch_at(t, max_epochs=self.max_epochs, base=self._base, timing=self.timing)
-        present = np.unique(np.asarray(state.coflow, dtype=np.int64))
+        epoch = self._epoch_now(t)
+        arrived = np.ascontiguousarray(state.arrived, dtype=np.int64)
+        completed = np.ascontiguousarray(state.completed, dtype=np.int64)
+        _kernels()["count"](arrived, completed, self._flow_coflow, self._active_count)
+        reorder = False
         current = self._epoch
         if current is None or (current.cycle, current.index) != (epoch.cycle, epoch.index):
-            self._start_epoch(state, epoch, present)
-            self._inner = None
-        elif len(state.arrived):
-            known = np.concatenate([self._admitted, self._tail])
-            new = present[~np.isin(present, known)]
+            self._start_epoch(state, epoch, self._present())
+            reorder = True
+        elif len(arrived):
+            present = self._present()
+            new = present[~np.isin(present, np.concatenate([self._admitted, self._tail]))]
             if len(new):
                 tail = np.concatenate([self._tail, new]).astype(np.int64)
                 release = np.asarray(state.coflow_arrival, dtype=float)
                 self._tail = self._slowdown_order(tail, release, t)
-                self._inner = None
+                reorder = True
+        if reorder:
+            self._rank[self._priority()] = np.arange(len(self._rank), dtype=np.int64)
+            self._inner = None
+        if self._greedy is not None:
+            flows, rates = self._greedy.step(arrived, completed, reorder, self._rank)
+            return Decision(None, wakeup=epoch.end, update=(flows, rates))
         if self._inner is None:
             self._inner = StaticPriority(self._priority(), self.allocation)
             self._inner.reset(self._view)
         inner = self._inner.decide(state)
         wake = epoch.end if inner.wakeup is None else min(epoch.end, float(inner.wakeup))
         return Decision(inner.rates, wakeup=wake, notify=inner.notify)
+
+
+@cache
+def _kernels() -> dict[str, Any]:
+    """Compiles the numba kernels on first use (cached on disk between runs)."""
+    from . import _sincronia_online_jit as k
+
+    return {
+        "count": k.count_coflows,
+        "update": k.update_flows,
+        "fill": k.greedy_fill,
+        "loads": k.port_loads,
+    }
+
+
+class _GreedyState:
+    """Sincronia's GREEDY kept up to date across events (heuristics/_sincronia_online_jit.py).
+
+    Only the highest-priority active flow of each (ingress, egress) pair can get a positive
+    greedy rate, so the state keeps every pair's active flows and its head, and the heads in
+    priority order; each event then touches the completed flows' pairs and runs the greedy
+    fill over the heads, stopping once every port with a pending head is full. The rates are
+    those of :func:`coflowlab.allocation.priority_greedy` over all active flows in the order
+    of :class:`coflowlab.list_scheduling.StaticPriority`, bit for bit; only the flows whose
+    rate changed are handed to the simulator (``Decision.update``).
+    """
+
+    def __init__(self, view: InstanceView) -> None:
+        m = view.num_ports
+        src = np.asarray(view.flow_src, dtype=np.int64)
+        dst = np.asarray(view.flow_dst, dtype=np.int64)
+        pairs, pair_of = np.unique(src * m + dst, return_inverse=True)
+        num_pairs, nf = len(pairs), len(src)
+        self.pair_of = np.ascontiguousarray(pair_of.reshape(-1), dtype=np.int64)
+        self.pair_src = pairs // m
+        self.pair_dst = pairs % m
+        self.ptr = np.zeros(num_pairs + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.pair_of, minlength=num_pairs), out=self.ptr[1:])
+        self.count = np.zeros(num_pairs, dtype=np.int64)
+        self.slot = np.zeros(nf, dtype=np.int64)
+        self.pos = np.full(nf, -1, dtype=np.int64)
+        self.rate = np.zeros(nf)
+        self.head = np.full(num_pairs, -1, dtype=np.int64)
+        self.head_key = np.zeros(num_pairs, dtype=np.int64)
+        self.heads = np.zeros(num_pairs, dtype=np.int64)
+        self.keys = np.zeros(num_pairs, dtype=np.int64)
+        self.sending = np.zeros(2 * m, dtype=np.int64)
+        self.stamp = np.zeros(nf, dtype=np.int64)
+        self.meta = np.zeros(3, dtype=np.int64)  # heads, senders, stamp counter
+        self.cap_in = np.array(view.cap_in, dtype=np.float64)
+        self.cap_out = np.array(view.cap_out, dtype=np.float64)
+        self.flow_coflow = np.ascontiguousarray(view.flow_coflow, dtype=np.int64)
+
+    def step(
+        self, arrived: IntArray, completed: IntArray, reorder: bool, rank: IntArray
+    ) -> tuple[IntArray, FloatArray]:
+        """Applies an event's arrivals and completions (``reorder``: the coflow ``rank``
+        changed) and returns the flows whose greedy rate changed, with their new rates."""
+        k = _kernels()
+        k["update"](
+            arrived, completed, reorder, self.pair_of, self.ptr, self.count, self.slot,
+            self.pos, self.rate, self.head, self.head_key, self.heads, self.keys, self.meta,
+            rank, self.flow_coflow,
+        )  # fmt: skip
+        flows: IntArray
+        rates: FloatArray
+        flows, rates = k["fill"](
+            self.cap_in, self.cap_out, self.pair_src, self.pair_dst, self.head, self.heads,
+            self.rate, self.sending, self.stamp, self.meta,
+        )  # fmt: skip
+        return flows, rates

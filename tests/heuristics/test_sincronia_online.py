@@ -6,13 +6,17 @@ and its rounding at 1/2, resets after ``max_epochs``. Invariants on generated in
 order of the admitted coflows is the offline BSSI order of their remaining bytes (recomputed
 from the verified schedule through :func:`coflowlab.approximations.primal_dual.primal_dual_order`
 on a sub-instance); every coflow finishes within the work-conservation bound; with every release
-at 0 and one epoch covering everything the schedule is offline Sincronia's.
+at 0 and one epoch covering everything the schedule is offline Sincronia's. Equivalence: the
+compiled greedy gives, at every event, the rates of the plain NumPy implementation it replaced
+(kept here as the reference, on :class:`coflowlab.list_scheduling.StaticPriority`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_equal
 
 import coflowlab as cl
@@ -23,7 +27,9 @@ from coflowlab.formulations import sincronia_admission
 from coflowlab.formulations.sincronia_admission import admission_model, solve_admission
 from coflowlab.heuristics import make_policy
 from coflowlab.heuristics.sincronia_online import SincroniaOnline, epoch_at
-from coflowlab.instances import uniform
+from coflowlab.instances import find_fb_trace, read_benchmark, uniform
+from coflowlab.list_scheduling import StaticPriority
+from coflowlab.policy import ClairvoyantState, Decision, InstanceView
 from coflowlab.solvers import SolveResult, SolveStatus
 
 
@@ -391,3 +397,171 @@ def test_registered_with_the_paper_and_text_parameters():
     assert_equal((policy.max_epochs, policy.timing, policy.offset), (3, "public", 2.5))
     inst = one_port([4.0, 1.0, 3.0], weights=[1.0, 1.0, 0.5])
     assert_allclose(cl.run("sincronia-online", inst).raw.coflow_completion, [5.0, 1.0, 8.0])
+
+
+# ---------------------------------------------------------------------- equivalence
+class ReferenceSincroniaOnline(SincroniaOnline):
+    """The NumPy implementation the compiled greedy replaced, kept as the reference: at every
+    event it finds the epoch, lists the coflows present with ``np.unique`` over the active
+    flows, and rates every active flow through :class:`StaticPriority` (a stable sort of the
+    active flows by priority, then :func:`coflowlab.allocation.priority_greedy`, or MADD),
+    rebuilt whenever the order changes."""
+
+    def decide(self, state):
+        t = float(state.time)
+        epoch = epoch_at(t, max_epochs=self.max_epochs, base=self._base, timing=self.timing)
+        present = np.unique(np.asarray(state.coflow, dtype=np.int64))
+        current = self._epoch
+        if current is None or (current.cycle, current.index) != (epoch.cycle, epoch.index):
+            self._start_epoch(state, epoch, present)
+            self._inner = None
+        elif len(state.arrived):
+            known = np.concatenate([self._admitted, self._tail])
+            new = present[~np.isin(present, known)]
+            if len(new):
+                tail = np.concatenate([self._tail, new]).astype(np.int64)
+                release = np.asarray(state.coflow_arrival, dtype=float)
+                self._tail = self._slowdown_order(tail, release, t)
+                self._inner = None
+        if self._inner is None:
+            self._inner = StaticPriority(self._priority(), self.allocation)
+            self._inner.reset(self._view)
+        inner = self._inner.decide(state)
+        wake = epoch.end if inner.wakeup is None else min(epoch.end, float(inner.wakeup))
+        return Decision(inner.rates, wakeup=wake, notify=inner.notify)
+
+
+def _apply_decision(rate: np.ndarray, decision: Decision, flows: np.ndarray) -> None:
+    """What the simulator does with a decision's rates (``None`` keeps them)."""
+    if decision.rates is not None:
+        rate[flows] = decision.rates
+    elif decision.update is not None:
+        rate[decision.update[0]] = decision.update[1]
+
+
+class Lockstep:
+    """Runs the policy and the reference on the same states and checks, at every event, that
+    the active flows' rates (the reference's, and the policy's after its partial updates),
+    the wake-up and the notification agree; the simulator follows the policy's decisions."""
+
+    name = "sincronia-online-lockstep"
+    clairvoyant = True
+
+    def __init__(self, **params) -> None:
+        self.new = SincroniaOnline(**params)
+        self.ref = ReferenceSincroniaOnline(**params)
+        self.events = 0
+
+    def reset(self, view: InstanceView) -> None:
+        self.new.reset(view)
+        self.ref.reset(view)
+        self.rate_new = np.zeros(view.num_flows)
+        self.rate_ref = np.zeros(view.num_flows)
+
+    def decide(self, state: ClairvoyantState) -> Decision:
+        flows = np.asarray(state.flows)
+        for rate in (self.rate_new, self.rate_ref):
+            rate[state.completed] = 0.0  # the simulator stopped them
+        a = self.new.decide(state)
+        b = self.ref.decide(state)
+        _apply_decision(self.rate_new, a, flows)
+        _apply_decision(self.rate_ref, b, flows)
+        where = f"event {self.events} at t={state.time!r}"
+        assert_allclose(
+            self.rate_new[flows], self.rate_ref[flows], rtol=1e-12, atol=0, err_msg=where
+        )
+        assert_equal((a.wakeup, a.notify), (b.wakeup, b.notify), err_msg=where)
+        self.events += 1
+        return a
+
+
+def tangled(seed: int, ports: int = 3, coflows: int = 6, flows: int = 24) -> cl.Instance:
+    """A random instance that stresses the per-pair bookkeeping: few ports (many flows share a
+    pair, also inside one coflow), coflows whose flows are not contiguous and arrive at
+    different times, unequal port capacities, sizes that make completions coincide."""
+    rng = np.random.default_rng(seed)
+    coflow = rng.integers(0, coflows, flows)
+    coflow[:coflows] = np.arange(coflows)
+    rng.shuffle(coflow)
+    release = np.round(rng.exponential(3.0, coflows), 1)
+    late = rng.choice([0.0, 0.0, 0.0, 0.5, 2.0], flows)
+    return cl.Instance(
+        cl.Fabric(ports, rng.choice([0.5, 1.0, 2.0], ports), rng.choice([0.5, 1.0, 2.0], ports)),
+        coflow,
+        rng.integers(0, ports, flows),
+        rng.integers(0, ports, flows),
+        rng.choice([0.5, 1.0, 2.0, 3.0], flows),
+        release[coflow] + late,
+        coflow_release=release,
+        coflow_weight=rng.integers(1, 4, coflows).astype(float),
+    )
+
+
+def lockstep(
+    inst: cl.Instance, hide: bool | None = None, **params
+) -> tuple[cl.SimulationResult, Lockstep]:
+    policy = Lockstep(**params)
+    result = cl.simulate(inst, policy, record=False, hide_labels=hide)
+    assert result.verified
+    assert_equal(policy.new.log, policy.ref.log)
+    assert policy.events > 0
+    return result, policy
+
+
+EQUIVALENCE = [
+    ("uniform", 1, {}),
+    ("uniform", 2, {"max_epochs": 2}),
+    ("uniform", 3, {"max_epochs": 1, "base": 0.5}),
+    ("tangled", 4, {}),
+    ("tangled", 5, {"max_epochs": 3}),
+    ("tangled", 6, {"order_sizes": "original"}),
+    ("tangled", 7, {"base": 2.0, "offset": 3.0}),
+]
+
+
+@pytest.mark.parametrize("timing", ["doubling", "public"])
+@pytest.mark.parametrize("allocation", ["greedy", "madd", "madd-exact"])
+@pytest.mark.parametrize(("kind", "seed", "params"), EQUIVALENCE)
+def test_rates_equal_the_numpy_reference_at_every_event(kind, seed, params, allocation, timing):
+    """Tests that at every event the rates of every active flow, the wake-up and the
+    notification are those of the NumPy reference implementation (to 1e-12 relative, zeros
+    exactly), and the epoch logs are equal, for every allocation and timing."""
+    if kind == "uniform":
+        inst = uniform(4, 12, release_rate=0.6, weights=(1, 4), seed=seed)
+    else:
+        inst = tangled(seed)
+    lockstep(inst, allocation=allocation, timing=timing, **params)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    ports=st.integers(1, 4),
+    flows=st.integers(1, 30),
+    max_epochs=st.integers(1, 4),
+    timing=st.sampled_from(["doubling", "public"]),
+)
+def test_greedy_equals_the_reference_on_random_instances(seed, ports, flows, max_epochs, timing):
+    """Tests the greedy allocation's equivalence with the reference (as above) on random
+    tangled instances of 1-4 ports."""
+    inst = tangled(seed, ports=ports, coflows=min(flows, 5), flows=flows)
+    lockstep(inst, max_epochs=max_epochs, timing=timing)
+
+
+def test_hidden_labels_equal_the_reference():
+    """Tests the equivalence when labels are hidden (every flow its own coflow)."""
+    lockstep(tangled(8, flows=16), hide=True)
+
+
+def test_trace_prefix_completion_times_equal_the_reference():
+    """Tests that on the first 30 coflows of the Facebook trace the verified per-coflow
+    completion times are those of the reference implementation (to 1e-12 relative)."""
+    path = find_fb_trace()
+    if path is None:
+        pytest.skip("FB2010-1Hr-150-0.txt not found (see README: 'Getting the trace')")
+    inst = read_benchmark(path).subset(range(30))
+    new = cl.simulate(inst, SincroniaOnline(), record=False)
+    ref = cl.simulate(inst, ReferenceSincroniaOnline(), record=False)
+    assert new.verified and ref.verified
+    assert_allclose(new.coflow_completion, ref.coflow_completion, rtol=1e-12, atol=0)
+    assert_equal(new.num_events, ref.num_events)
