@@ -13,13 +13,16 @@ Allocations (docs/theory.md#sincronia):
   instance's flow order (:meth:`Instance.coflow_flows`), each take the smaller of their two
   residual port capacities (:func:`coflowlab.allocation.priority_greedy`). This is Sincronia's
   GREEDY, whose per-coflow completion obeys ``C_k ≤ R_k + max_e (L_in + L_out)(prefix)`` (F5).
-- ``"madd"``: Sincronia's offline MADD, rule for rule (docs/fidelity.md#sincronia-madd): coflows
-  in order each get MADD rates against the capacity the earlier ones left, a coflow that needs
-  a full port is skipped; the skipped coflows share what is left equally per port
-  (:func:`coflowlab.allocation.madd_share`); then every flow, in order, is greedily backfilled.
-  The rates are kept until the **smallest Γ among the coflows MADD served** (or a release):
-  flows that finish before it (backfilled ones) leave their capacity idle until then, as in
-  Sincronia's simulator.
+- ``"madd"``: the MADD of Sincronia's offline simulator (Agarwal et al., SIGCOMM 2018; its
+  public simulator, docs/fidelity.md#sincronia-madd), rule for rule and with its thresholds:
+  coflows in order each get MADD rates against the capacity the earlier ones left (a coflow
+  with load on a full port is skipped); the skipped coflows split what is left equally per
+  port among their flows that can send (both ports free); then every unfinished flow, in
+  order, is greedily backfilled. Rates hold until the **smallest Γ among the coflows MADD
+  served** (or a release): a flow that ends sooner leaves its capacity idle until then. (No
+  coflow ends before that event: a served coflow ends at its own Γ, a skipped one has a flow
+  that cannot send; so the coflow completion times are the simulator's, which records them
+  at its events.)
 - ``"madd-exact"``: MADD in the order plus the greedy backfill, recomputed at every flow
   completion (coflowlab's ``"madd"`` before issue 14). Never idle while a flow could send, so
   it is the better rule; it differs from Sincronia's on purpose.
@@ -27,24 +30,225 @@ Allocations (docs/theory.md#sincronia):
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from functools import cache
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from .allocation import backfill, madd, madd_share, priority_greedy
+from .allocation import backfill, madd, priority_greedy
 from .constants import TOL
 from .instance import Instance
 from .policy import ClairvoyantState, Decision, InstanceView, ObservedState
 from .schedules import FluidSchedule
 from .simulator import simulate
 
-__all__ = ["ALLOCATIONS", "Allocation", "StaticPriority", "list_schedule"]
+__all__ = [
+    "ALLOCATIONS",
+    "SINCRONIA_RATE_EPS",
+    "SINCRONIA_SIZE_EPS",
+    "Allocation",
+    "StaticPriority",
+    "list_schedule",
+    "sincronia_madd_rates",
+]
 
 Allocation = Literal["greedy", "madd", "madd-exact"]
 ALLOCATIONS: tuple[str, ...] = ("greedy", "madd", "madd-exact")
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+SINCRONIA_RATE_EPS: float = 9.3132257e-13
+"""Sincronia's simulator: a free capacity (or a share) below this fraction of a port's rate
+counts as none (its ports move 1 MB per time unit; scaled here by the smallest capacity)."""
+SINCRONIA_SIZE_EPS: float = 9.53674316e-7
+"""Sincronia's simulator: a flow with fewer MB left than this (about one byte) is finished."""
+
+
+@cache
+def _kernels() -> dict[str, Any]:
+    """Compiles the Sincronia MADD pass with numba on first use (cached on disk)."""
+    from numba import njit
+
+    @njit(cache=True)
+    def gamma_of(lo, hi, by_port, port, other, rem, left, size_eps, eps):  # pragma: no cover
+        # Γ of one coflow against ``left`` on one side (ingress: port = src); -1 if it has
+        # load on a port with no capacity left. A port's load is summed per port pair first,
+        # pairs in ascending order, as the reference does (the same floating-point sums).
+        worst = -1.0
+        k = lo
+        while k < hi:
+            p = port[by_port[k]]
+            load = 0.0
+            while k < hi and port[by_port[k]] == p:
+                q = other[by_port[k]]
+                pair = 0.0
+                while k < hi and port[by_port[k]] == p and other[by_port[k]] == q:
+                    pair += rem[by_port[k]]
+                    k += 1
+                load += pair
+            if load <= size_eps:
+                continue
+            if left[p] < eps:
+                return -1.0
+            if load / left[p] > worst:
+                worst = load / left[p]
+        return worst
+
+    @njit(cache=True)
+    def sincronia_pass(
+        ptr, flows, by_in, by_out, rem, src, dst, cap_in, cap_out, marked, eps, size_eps
+    ):  # pragma: no cover - numba
+        # One decision of the reference's MADD (module docstring); rates per global flow.
+        nc = ptr.shape[0] - 1
+        left_in = cap_in.copy()
+        left_out = cap_out.copy()
+        rates = np.zeros(rem.shape[0])
+        done = np.zeros(nc, dtype=np.bool_)
+        skipped = np.zeros(nc, dtype=np.bool_)
+        step = np.inf
+        for c in range(nc):  # 1. MADD in order against what the earlier coflows left
+            lo, hi = ptr[c], ptr[c + 1]
+            done[c] = True
+            for k in range(lo, hi):
+                if rem[flows[k]] > size_eps:
+                    done[c] = False
+            if done[c]:
+                continue
+            g_in = gamma_of(lo, hi, by_in, src, dst, rem, left_in, size_eps, eps)
+            g_out = gamma_of(lo, hi, by_out, dst, src, rem, left_out, size_eps, eps)
+            if g_in == -1.0 or g_out == -1.0:
+                skipped[c] = True
+                for k in range(lo, hi):
+                    if rem[flows[k]] <= size_eps:
+                        marked[flows[k]] = True
+                continue
+            g = max(g_in, g_out)
+            for k in range(lo, hi):
+                i = flows[k]
+                a, b = src[i], dst[i]
+                if rem[i] > size_eps and left_in[a] > eps and left_out[b] > eps:
+                    r = rem[i] / g
+                    if r > left_in[a] or r > left_out[b]:
+                        r = min(left_in[a], left_out[b])
+                    rates[i] = r
+                    left_in[a] -= r
+                    left_out[b] -= r
+                else:  # the reference marks it finished, even with bytes left (never backfilled)
+                    marked[i] = True
+            step = min(step, g)
+        # 2. the skipped coflows' flows that can send split the free capacity per port
+        n_in = np.zeros(left_in.shape[0], dtype=np.int64)
+        n_out = np.zeros(left_out.shape[0], dtype=np.int64)
+        for c in range(nc):
+            if skipped[c]:
+                for k in range(ptr[c], ptr[c + 1]):
+                    i = flows[k]
+                    if left_in[src[i]] > eps and left_out[dst[i]] > eps and rem[i] > size_eps:
+                        n_in[src[i]] += 1
+                        n_out[dst[i]] += 1
+        for c in range(nc):
+            if skipped[c]:
+                for k in range(ptr[c], ptr[c + 1]):
+                    i = flows[k]
+                    a, b = src[i], dst[i]
+                    if left_in[a] > eps and left_out[b] > eps and rem[i] > size_eps:
+                        x = min(left_in[a] / n_in[a], left_out[b] / n_out[b])
+                        rates[i] = x if x >= eps else 0.0
+        for c in range(nc):  # the shares are taken together, after all are computed
+            if skipped[c]:
+                for k in range(ptr[c], ptr[c + 1]):
+                    i = flows[k]
+                    left_in[src[i]] -= rates[i]
+                    left_out[dst[i]] -= rates[i]
+        # 3. greedy backfill of every flow not marked finished, in order
+        for c in range(nc):
+            if done[c]:
+                continue
+            for k in range(ptr[c], ptr[c + 1]):
+                i = flows[k]
+                a, b = src[i], dst[i]
+                if not marked[i] and left_in[a] > eps and left_out[b] > eps:
+                    x = min(left_in[a], left_out[b])
+                    x = x if x >= eps else 0.0
+                    rates[i] += x
+                    left_in[a] -= x
+                    left_out[b] -= x
+        return rates, step
+
+    return {"pass": sincronia_pass}
+
+
+def sincronia_madd_rates(
+    coflow_ptr: npt.ArrayLike,
+    flows: npt.ArrayLike,
+    by_ingress: npt.ArrayLike,
+    by_egress: npt.ArrayLike,
+    remaining: npt.ArrayLike,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    cap_in: npt.ArrayLike,
+    cap_out: npt.ArrayLike,
+    marked: npt.NDArray[np.bool_],
+) -> tuple[FloatArray, float]:
+    """One allocation of Sincronia's offline MADD (docs/fidelity.md#sincronia-madd).
+
+    Parameters
+    ----------
+    coflow_ptr, flows
+        The unfinished coflows in order: ``flows[coflow_ptr[c]:coflow_ptr[c + 1]]`` are the
+        (global) indices of the ``c``-th coflow's flows, in the coflow's flow order.
+    by_ingress, by_egress
+        The same flows, each coflow's block sorted by (ingress, egress, flow order) and by
+        (egress, ingress, flow order): the order in which the reference sums port loads.
+    remaining
+        Remaining MB per global flow index (0 for flows not listed). As in the reference, a
+        flow with less than :data:`SINCRONIA_SIZE_EPS` left counts as finished.
+    src, dst, cap_in, cap_out
+        Ports per global flow and port capacities.
+    marked
+        Per global flow, whether the reference has marked it finished (updated in place; a
+        marked flow is never backfilled again).
+
+    Returns
+    -------
+    rates, step
+        Rate per global flow, and the time to the next event (the smallest Γ of the coflows
+        MADD served; ``inf`` if it served none).
+
+    Examples
+    --------
+    Coflow A (0→0: 4, 1→1: 1) then B (0→1: 2, 1→1: 2), unit ports. A has Γ = 4 (rates 1 and
+    1/4); B needs the full ingress 0, so it is skipped, and of its flows only 1→1 can send: it
+    takes all 3/4 left there. The next event is at 4.
+
+    >>> rates, step = sincronia_madd_rates(
+    ...     [0, 2, 4], [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2, 3], [4.0, 1.0, 2.0, 2.0],
+    ...     [0, 1, 0, 1], [0, 1, 1, 1], [1.0, 1.0], [1.0, 1.0], np.zeros(4, dtype=bool))
+    >>> rates.tolist(), step
+    ([1.0, 0.25, 0.0, 0.75], 4.0)
+    """
+    cin = np.ascontiguousarray(cap_in, dtype=np.float64)
+    cout = np.ascontiguousarray(cap_out, dtype=np.float64)
+    eps = SINCRONIA_RATE_EPS * float(min(cin.min(), cout.min()))
+    rem = np.ascontiguousarray(remaining, dtype=np.float64)
+    seen = np.where(rem < SINCRONIA_SIZE_EPS, 0.0, rem)  # it zeroes such crumbs at every event
+    rates, step = _kernels()["pass"](
+        np.ascontiguousarray(coflow_ptr, dtype=np.int64),
+        np.ascontiguousarray(flows, dtype=np.int64),
+        np.ascontiguousarray(by_ingress, dtype=np.int64),
+        np.ascontiguousarray(by_egress, dtype=np.int64),
+        seen,
+        np.ascontiguousarray(src, dtype=np.int64),
+        np.ascontiguousarray(dst, dtype=np.int64),
+        cin,
+        cout,
+        marked,
+        eps,
+        SINCRONIA_SIZE_EPS,
+    )
+    return rates, float(step)
 
 
 def _check_order(order: npt.ArrayLike, num_coflows: int) -> IntArray:
@@ -109,6 +313,14 @@ class StaticPriority:
         self._cap_in = np.asarray(view.cap_in, dtype=np.float64)
         self._cap_out = np.asarray(view.cap_out, dtype=np.float64)
         self._next: float | None = None  # "madd": the next event (smallest Γ)
+        if self.allocation == "madd":
+            # the orders in which Sincronia's simulator sums port loads (see sincronia_madd_rates)
+            src = np.asarray(view.flow_src, dtype=np.int64)
+            dst = np.asarray(view.flow_dst, dtype=np.int64)
+            idx = np.arange(len(coflow), dtype=np.int64)
+            self._by_in = np.lexsort((idx, dst, src, rank[coflow]))
+            self._by_out = np.lexsort((idx, src, dst, rank[coflow]))
+            self._marked = np.zeros(len(coflow), dtype=bool)
 
     def decide(self, state: ObservedState) -> Decision:
         """Rates of the active flows in the fixed order."""
@@ -129,14 +341,47 @@ class StaticPriority:
         if self.allocation == "madd-exact":
             rates, _ = madd(ptr, priority, st.remaining, src, dst, self._cap_in, self._cap_out)
             return Decision(backfill(rates, priority, src, dst, self._cap_in, self._cap_out))
-        full = TOL * float(min(self._cap_in.min(), self._cap_out.min()))
-        rates, gamma = madd_share(
-            ptr, priority, st.remaining, src, dst, self._cap_in, self._cap_out, full_below=full
-        )
-        rates = backfill(rates, priority, src, dst, self._cap_in, self._cap_out)
-        served = gamma[np.isfinite(gamma)]
-        self._next = t + float(served.min()) if len(served) else None
+        return self._sincronia(st, flows, priority, ptr)
+
+    def _sincronia(
+        self, st: ClairvoyantState, flows: IntArray, priority: IntArray, ptr: IntArray
+    ) -> Decision:
+        """Sincronia's MADD (module docstring); the kernel works on active positions."""
+        local = np.full(len(self._marked), -1, dtype=np.int64)
+        local[flows] = np.arange(len(flows), dtype=np.int64)
+        by_in, by_out = local[self._by_in], local[self._by_out]
+        marked = self._marked[flows]
+        remaining = np.asarray(st.remaining, dtype=np.float64)
+        crumbs = remaining < SINCRONIA_SIZE_EPS
+        if crumbs.any():  # the reference drops these last bytes; we send them first
+            return self._send_crumbs(crumbs, priority, st)
+        rates, step = sincronia_madd_rates(
+            ptr, priority, by_in[by_in >= 0], by_out[by_out >= 0], remaining,
+            st.src, st.dst, self._cap_in, self._cap_out, marked,
+        )  # fmt: skip
+        self._marked[flows] = marked
+        if not np.isfinite(step):  # nothing served (not at full capacity): next flow event
+            self._next = None
+            return Decision(rates, notify="flow")
+        self._next = float(st.time) + step
         return Decision(rates, wakeup=self._next, notify="coflow")
+
+    def _send_crumbs(
+        self, crumbs: npt.NDArray[np.bool_], priority: IntArray, st: ClairvoyantState
+    ) -> Decision:
+        """Sends the crumbs the reference drops, before its next allocation.
+
+        The reference counts a flow with less than :data:`SINCRONIA_SIZE_EPS` MB left as
+        finished, so a coflow whose Γ exceeds the next event by less than that ends at the
+        event, its last bytes never sent. A verified schedule must send them: every other flow
+        pauses while the crumbs take their ports greedily, in order (for about 1e-6 time units
+        at unit capacity), and the reference's allocation follows at their completion
+        (docs/fidelity.md#sincronia-madd)."""
+        order = priority[crumbs[priority]]
+        src, dst = np.asarray(st.src), np.asarray(st.dst)
+        rates = priority_greedy(order, src, dst, self._cap_in, self._cap_out)
+        self._next = None
+        return Decision(rates, notify="flow")
 
 
 def list_schedule(
