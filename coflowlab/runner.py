@@ -118,6 +118,7 @@ def run(
     record: bool = False,
     progress: Callable[[int, float], None] | None = None,
     hide_labels: bool | None = None,
+    fairness: bool = False,
     **params: Any,
 ) -> RunResult:
     """Runs the registered algorithm ``name`` on ``instance``.
@@ -147,6 +148,10 @@ def run(
     hide_labels
         Online policies, exact model: hide which coflow each flow belongs to from the policy
         (the metrics still use the true coflows); default: the policy's own ``label_blind``.
+    fairness
+        Online policies: measure the fairness metrics (:mod:`coflowlab.fairness`). The exact
+        model measures them while it simulates (``raw.fairness``); the CoflowSim model keeps
+        its schedule (``raw.schedule``) for :func:`coflowlab.fairness.fairness_summary`.
     **params
         The algorithm's parameters, typed or as text.
 
@@ -162,7 +167,7 @@ def run(
     entry = get_entry(name)
     started = time.perf_counter()
     if entry.online:
-        how = _Online(time_model or "exact", verify, record, progress, hide_labels)
+        how = _Online(time_model or "exact", verify, record, progress, hide_labels, fairness)
         return _run_online(entry, instance, how, params, started)
     if time_model is not None:
         raise ValueError(f"{name}: time_model is for online policies; {name} is offline")
@@ -219,6 +224,7 @@ class _Online:
     record: bool
     progress: Callable[[int, float], None] | None
     hide_labels: bool | None
+    fairness: bool = False
 
 
 def _run_online(
@@ -235,7 +241,7 @@ def _run_online(
             raise ValueError("the CoflowSim time model takes no parameters (CoflowSim has none)")
         if how.hide_labels:
             raise ValueError("the CoflowSim time model cannot hide coflow labels")
-        sim = simulate_coflowsim(instance, entry.name, record=how.record)
+        sim = simulate_coflowsim(instance, entry.name, record=how.record or how.fairness)
         inst, completion, report = sim.instance, sim.completion, sim.report
         typed: dict[str, Any] = {}
         rejected = len(sim.rejected)
@@ -252,6 +258,7 @@ def _run_online(
             record=how.record,
             progress=how.progress,
             hide_labels=how.hide_labels,
+            fairness=how.fairness,
         )
         inst, completion, report = instance, sim.coflow_completion, sim.report
         rejected = len(sim.rejected)

@@ -22,12 +22,14 @@ import math
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .constants import TOL
 from .exceptions import CoflowlabError
+from .fairness import FairnessMeter
 from .flow_state import FlowState
 from .instance import Instance
 from .policy import ClairvoyantState, Decision, InstanceView, ObservedState, Policy
@@ -70,6 +72,9 @@ class SimulationResult:
         Number of events processed and of rate-change records produced.
     wall_time
         Seconds the simulation took (excluding verification).
+    fairness
+        The fairness metrics of :func:`coflowlab.fairness.fairness_summary` when asked for
+        (``fairness=True``), else ``None``.
     """
 
     instance: Instance
@@ -83,6 +88,7 @@ class SimulationResult:
     num_events: int
     num_records: int
     wall_time: float
+    fairness: dict[str, Any] | None = None
 
     @property
     def cct(self) -> npt.NDArray[np.float64]:
@@ -214,43 +220,60 @@ class _Arrivals:
 
 
 class _Recorder:
-    """Keeps the records (``record=True``) and/or feeds them to a streaming verifier."""
+    """Keeps the records (``record=True``) and/or feeds them to streaming consumers: the
+    verifier and the fairness meter."""
 
-    def __init__(self, inst: Instance, *, record: bool, stream: FluidVerifier | None) -> None:
+    def __init__(
+        self,
+        inst: Instance,
+        *,
+        record: bool,
+        stream: FluidVerifier | None,
+        meter: FairnessMeter | None = None,
+    ) -> None:
         self.builder = FluidScheduleBuilder(inst.num_flows, capacity=1 << 16)
         self.record = record
         self.stream = stream
+        self.meter = meter
+        self.sinks = [c for c in (stream, meter) if c is not None]
         self.total = 0
         self.last_time = -math.inf  # of the latest record: a time group must stay whole
 
     def add(self, t: float, flows: np.ndarray, rates: np.ndarray) -> None:
         self.total += len(flows)
-        if len(flows) and (self.record or self.stream is not None):
+        if len(flows) and (self.record or self.sinks):
             self.builder.set_rates(t, flows, rates)
             self.last_time = max(self.last_time, t)
 
     def extend(self, times: np.ndarray, flows: np.ndarray, rates: np.ndarray) -> None:
         self.total += len(flows)
-        if len(flows) and (self.record or self.stream is not None):
+        if len(flows) and (self.record or self.sinks):
             self.builder.extend(times, flows, rates)
             self.last_time = max(self.last_time, float(times.max()))
 
     def flush_if_large(self, next_time: float) -> None:
-        """Feeds the buffer to the streaming verifier if it is large, unless the next
+        """Feeds the buffer to the streaming consumers if it is large, unless the next
         records (at ``next_time``) belong to the same time group as the last ones: several
         events can happen at one instant (a flow due at the event that set its rate)."""
         if next_time <= self.last_time:
             return
-        if self.stream is not None and not self.record and len(self.builder) >= STREAM_RECORDS:
-            self.stream.feed(*self.builder.records())
-            self.builder.clear()
+        if self.sinks and not self.record and len(self.builder) >= STREAM_RECORDS:
+            self._feed()
+
+    def _feed(self) -> None:
+        for sink in self.sinks:
+            sink.feed(*self.builder.records())
+        self.builder.clear()
 
     def finish(self) -> FluidSchedule | None:
+        """The schedule (``record=True``), after the meter has seen every record."""
         if self.record:
-            return self.builder.build()
-        if self.stream is not None and len(self.builder):
-            self.stream.feed(*self.builder.records())
-            self.builder.clear()
+            schedule = self.builder.build()
+            if self.meter is not None:
+                self.meter.feed(schedule.time, schedule.flow, schedule.rate)
+            return schedule
+        if self.sinks and len(self.builder):
+            self._feed()
         return None
 
 
@@ -264,6 +287,7 @@ def simulate(
     max_events: int | None = None,
     progress: Callable[[int, float], None] | None = None,
     hide_labels: bool | None = None,
+    fairness: bool = False,
 ) -> SimulationResult:
     """Replays ``instance`` under an online ``policy``, exactly.
 
@@ -296,6 +320,11 @@ def simulate(
         every flow completion (``Decision.notify`` is ignored). Completion times and metrics
         still use the true coflows. Default (``None``): the policy class's ``label_blind``
         attribute (``False`` when absent; CODA sets it).
+    fairness
+        Also measure the fairness metrics (progress, isolation guarantee, Jain index, link
+        utilization; :mod:`coflowlab.fairness`) into ``SimulationResult.fairness``. They are
+        measured as the records are produced, so ``record=False`` keeps memory flat; they
+        are the simulator's rates, checked by the verifier when verification is on.
 
     Returns
     -------
@@ -331,7 +360,8 @@ def simulate(
     # a policy that may reject coflows is verified on the rest, which needs the records
     keep = record or (verify_schedule and bool(getattr(policy, "rejects", False)))
     stream = FluidVerifier(inst, tol=tol, horizon=None) if verify_schedule and not keep else None
-    recorder = _Recorder(inst, record=keep, stream=stream)
+    meter = FairnessMeter(inst, tol=tol) if fairness else None
+    recorder = _Recorder(inst, record=keep, stream=stream, meter=meter)
 
     flow_done_at = np.full(nf, np.nan)
     coflow_done_at = np.full(n, np.nan)
@@ -485,6 +515,7 @@ def simulate(
         num_events=events,
         num_records=recorder.total,
         wall_time=wall,
+        fairness=meter.finish(recorder.last_time if recorder.total else 0.0) if meter else None,
     )
 
 

@@ -8,7 +8,8 @@ Run as a script::
         -o docs/images/fairness-frontier.png
 
 Every schedule is simulated and verified; the isolation guarantee is the time average of
-``min_k P_k`` (:func:`coflowlab.fairness.fairness_summary`), the CCT is averaged over coflows and
+``min_k P_k`` (:func:`coflowlab.fairness.fairness_summary`, measured while the simulation runs,
+so a whole trace needs no records in memory), the CCT is averaged over coflows and
 then over instances, each normalized to Coflex(1)'s value on the same instance (so instances of
 different scale weigh the same).
 """
@@ -23,7 +24,6 @@ from typing import Any
 import numpy as np
 
 import coflowlab as cl
-from coflowlab.fairness import fairness_summary
 from coflowlab.heuristics import make_policy
 from coflowlab.instances import fb_like, read_benchmark, uniform
 
@@ -37,20 +37,39 @@ POINTS = ["hug", "hug-cooperative", "drf", "ps-p", "fair", "varys", "aalo"]
 
 
 def _measure(inst: cl.Instance, name: str, **params: Any) -> tuple[float, float, float]:
-    res = cl.simulate(inst, make_policy(name, inst, **params))
-    s = fairness_summary(inst, res.schedule)  # type: ignore[arg-type]
+    res = cl.simulate(inst, make_policy(name, inst, **params), record=False, fairness=True)
+    s = res.fairness
+    assert s is not None
     return float(np.mean(res.cct)), s["mean_isolation_guarantee"], s["utilization"]
 
 
-def frontier(instances: list[cl.Instance]) -> dict[str, dict[str, float]]:
+def frontier(
+    instances: list[cl.Instance],
+    *,
+    alphas: list[float] | None = None,
+    points: list[str] | None = None,
+    log: Any = None,
+) -> dict[str, dict[str, float]]:
     """``{label: {"cct": normalized average CCT, "ig": mean isolation guarantee,
-    "util": utilization}}`` averaged over ``instances``; labels ``coflex α=…`` and
-    :data:`POINTS`. Example: ``frontier([uniform(3, 4, seed=0)])["hug"]["ig"]``."""
+    "util": utilization}}`` averaged over ``instances``; labels ``coflex α=…`` for
+    ``alphas`` (default :data:`ALPHAS`, which must include 1) and ``points`` (default
+    :data:`POINTS`). ``log(label, seconds)``, when given, hears of every run.
+    Example: ``frontier([uniform(3, 4, seed=0)])["hug"]["ig"]``."""
+    alphas = ALPHAS if alphas is None else alphas
+    points = POINTS if points is None else points
+    if 1.0 not in alphas:
+        raise ValueError("alphas must include 1.0: CCTs are normalized to Coflex(1)'s")
     rows: dict[str, list[tuple[float, float, float]]] = {}
     for inst in instances:
-        got = {f"coflex α={a}": _measure(inst, "coflex", alpha=str(a)) for a in ALPHAS}
-        got.update({name: _measure(inst, name, starvation="false") if name == "varys" else
-                    _measure(inst, name) for name in POINTS})  # fmt: skip
+        got = {}
+        for label, name, params in [
+            *((f"coflex α={a}", "coflex", {"alpha": str(a)}) for a in alphas),
+            *((p, p, {"starvation": "false"} if p == "varys" else {}) for p in points),
+        ]:
+            started = time.perf_counter()
+            got[label] = _measure(inst, name, **params)
+            if log is not None:
+                log(label, time.perf_counter() - started)
         ref = got["coflex α=1.0"][0]
         for label, (c, ig, u) in got.items():
             rows.setdefault(label, []).append((c / ref, ig, u))
@@ -61,20 +80,22 @@ def frontier(instances: list[cl.Instance]) -> dict[str, dict[str, float]]:
 
 
 def plot(result: dict[str, dict[str, float]], path: str, title: str) -> None:
-    """Draws the frontier: Coflex(α) as a line, the other policies as labelled points."""
+    """Draws the frontier: Coflex(α) as a line, the other policies as labelled points (those
+    of ``result``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    xs = [result[f"coflex α={a}"]["ig"] for a in ALPHAS]
-    ys = [result[f"coflex α={a}"]["cct"] for a in ALPHAS]
+    alphas = [a for a in ALPHAS if f"coflex α={a}" in result]
+    xs = [result[f"coflex α={a}"]["ig"] for a in alphas]
+    ys = [result[f"coflex α={a}"]["cct"] for a in alphas]
     ax.plot(xs, ys, "o-", color="tab:blue", label="Coflex(α)")
-    for a, x, y in zip(ALPHAS, xs, ys, strict=True):
+    for a, x, y in zip(alphas, xs, ys, strict=True):
         if a in (0.0, 0.5, 1.0):
             ax.annotate(f"α={a:g}", (x, y), textcoords="offset points", xytext=(4, 4))
-    for name in POINTS:
+    for name in (n for n in POINTS if n in result):
         p = result[name]
         ax.plot(p["ig"], p["cct"], "s", label=name)
     ax.set_xlabel("isolation guarantee (time-average of min_k P_k)")
@@ -96,6 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--first", type=int, help="with --trace: only its first N coflows (in file order)"
     )
+    ap.add_argument("--alphas", help="comma-separated α values (default 0, 0.1, ..., 1)")
+    ap.add_argument("--points", help="comma-separated policies drawn as points (default all)")
     ap.add_argument("-o", "--output", default="fairness-frontier.png")
     args = ap.parse_args(argv)
     lo, hi = (int(x) for x in args.seeds.split(":"))
@@ -115,7 +138,14 @@ def main(argv: list[str] | None = None) -> None:
     if not args.trace:
         title = f"{args.generator}, {args.coflows} coflows, {args.ports} ports, seeds {args.seeds}"
     started, cpu = time.perf_counter(), time.process_time()
-    result = frontier(insts)
+    alphas = [float(a) for a in args.alphas.split(",")] if args.alphas else None
+    points = args.points.split(",") if args.points else None
+    result = frontier(
+        insts,
+        alphas=alphas,
+        points=points,
+        log=lambda label, secs: print(f"  {label}: {secs:.1f} s wall", flush=True),
+    )
     print(f"{'policy':<18}{'avg CCT (norm.)':>16}{'mean IG':>10}{'util':>8}")
     for k, v in result.items():
         print(f"{k:<18}{v['cct']:>16.4f}{v['ig']:>10.4f}{v['util']:>8.3f}")
