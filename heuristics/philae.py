@@ -41,7 +41,8 @@ bypass and without work conservation the non-pilot flow waits for the pilot (CCT
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Literal
+from functools import cache
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -50,7 +51,7 @@ from scipy.sparse import csr_matrix
 from coflowlab.allocation import backfill
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
-from .aalo import _queue_bounds, _queue_of, dclas_allocation
+from .aalo import MAX_ROUNDS, _queue_bounds, _queue_of, dclas_allocation
 
 __all__ = [
     "Philae",
@@ -67,7 +68,20 @@ IntArray = npt.NDArray[np.int64]
 PolicyName = Literal["A", "B", "C", "D"]
 Rounding = Literal["floor", "round", "ceil"]
 
-_SAMPLING, _ESTIMATED, _THIN = 1, 2, 3
+_SAMPLING, _ESTIMATED, _THIN = 1, 2, 3  # the same codes as in ._philae_jit
+
+
+@cache
+def _kernels() -> dict[str, Any]:
+    """Compiles the numba kernels of the compiled path on first use (cached on disk)."""
+    from . import _philae_jit as k
+
+    return {
+        "relist": k.relist,
+        "presence": k.presence,
+        "contention": k.contention_of,
+        "tiers": k.tiers,
+    }
 
 
 def pilot_count(senders: int, fraction: float = 0.05, rounding: Rounding = "floor") -> int:
@@ -277,6 +291,13 @@ class Philae:
         Queue ``q`` has weight ``weight_factor^-q`` (×10 per level, §8).
     strict
         Strict priority across queues instead of weighted sharing.
+    compiled
+        Decide with the compiled kernels on state kept between events (default); ``False``
+        runs the reference path, which recomputes everything from the state at every event.
+        Both give the same rates (the same floating-point operations in the same order, see
+        :mod:`._philae_jit`) except for the pilot sizes, which the compiled path integrates
+        from its own rates instead of reading the bytes sent at every event (equal to
+        rounding). Instances whose flows are not grouped by coflow use the reference path.
 
     Attributes
     ----------
@@ -308,6 +329,7 @@ class Philae:
         factor: float = 10.0,
         weight_factor: float = 10.0,
         strict: bool = False,
+        compiled: bool = True,
     ) -> None:
         if policy not in ("A", "B", "C", "D"):
             raise ValueError(f"policy must be 'A', 'B', 'C' or 'D', got {policy!r}")
@@ -330,6 +352,7 @@ class Philae:
         self.seed = int(seed)
         self.work_conserving = bool(work_conserving)
         self.strict = bool(strict)
+        self.compiled = bool(compiled)
         first = 1.0 if policy == "C" else first_threshold
         self.bounds = _queue_bounds(num_queues, first, factor, None)
         self.queue_weights = float(weight_factor) ** -np.arange(num_queues, dtype=float)
@@ -359,6 +382,44 @@ class Philae:
         self._t_last = 0.0
         self._rng = np.random.default_rng(self.seed)
         self._true_size: FloatArray | None = None
+        # the compiled path needs each coflow's flows to be one index range
+        self._fast = self.compiled and bool(np.all(np.diff(self._coflow) >= 0))
+        if self._fast:
+            self._reset_fast(view)
+
+    def _reset_fast(self, view: InstanceView) -> None:
+        """State kept between events by the compiled path: each coflow's active flows, the
+        (coflow, port) presence counts of the contention metric, the live pilots per port,
+        and each pilot's bytes sent as integrated from our own rates."""
+        n, nf, m = view.num_coflows, view.num_flows, self._m
+        self._ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(self._width, out=self._ptr[1:])
+        self._alive = np.zeros(nf, dtype=bool)
+        self._live = np.zeros(nf, dtype=np.int64)
+        self._nlive = np.zeros(n, dtype=np.int64)
+        self._rate = np.zeros(nf)
+        self._last_rate_c = np.zeros(nf)
+        keys = np.concatenate(
+            [self._coflow * (2 * m) + self._src, self._coflow * (2 * m) + m + self._dst]
+        )
+        pairs, inverse = np.unique(keys, return_inverse=True)
+        self._pin = inverse[:nf].astype(np.int64)
+        self._pout = inverse[nf:].astype(np.int64)
+        self._pair_coflow = (pairs // (2 * m)).astype(np.int64)
+        self._pair_port = (pairs % (2 * m)).astype(np.int64)
+        self._pair_ptr = np.searchsorted(self._pair_coflow, np.arange(n + 1)).astype(np.int64)
+        self._port_pairs = np.argsort(self._pair_port, kind="stable").astype(np.int64)
+        self._port_ptr = np.searchsorted(
+            self._pair_port[self._port_pairs], np.arange(2 * m + 1)
+        ).astype(np.int64)
+        self._pair_cnt = np.zeros(len(pairs), dtype=np.int64)
+        self._port_ncof = np.zeros(2 * m, dtype=np.int64)
+        self._mark = np.zeros(n, dtype=np.int64)
+        self._busy_in = np.zeros(m, dtype=np.int64)
+        self._busy_out = np.zeros(m, dtype=np.int64)
+        self._p_sent = np.zeros(nf)
+        self._p_t = np.zeros(nf)
+        self._p_rate = np.zeros(nf)
 
     # ------------------------------------------------------------------ learning
     def _learn(self, state: ObservedState) -> None:
@@ -416,6 +477,8 @@ class Philae:
     # ------------------------------------------------------------------ decisions
     def decide(self, state: ObservedState) -> Decision:
         """Learns from completions, admits new coflows, and allocates the three tiers."""
+        if self._fast:
+            return self._decide_fast(state)
         t = float(state.time)
         self._learn(state)
         flows = np.asarray(state.flows, dtype=np.int64)
@@ -446,6 +509,105 @@ class Philae:
         self._t_last = t
         return Decision(rates)
 
+    # ------------------------------------------------------------------ compiled path
+    def _decide_fast(self, state: ObservedState) -> Decision:
+        """The compiled path: the same decision as the reference path, from state kept
+        between events; names only the flows whose rate changed."""
+        k = _kernels()
+        t = float(state.time)
+        arrived = np.asarray(state.arrived, dtype=np.int64)
+        completed = np.asarray(state.completed, dtype=np.int64)
+        if len(completed):
+            self._learn_fast(completed, np.asarray(state.completed_at, dtype=float))
+            self._alive[completed] = False
+            k["presence"](completed, -1, self._pin, self._pout, self._pair_port,
+                          self._pair_cnt, self._port_ncof)  # fmt: skip
+        if len(arrived):
+            self._alive[arrived] = True
+            k["presence"](arrived, 1, self._pin, self._pout, self._pair_port,
+                          self._pair_cnt, self._port_ncof)  # fmt: skip
+        touched = np.unique(self._coflow[np.concatenate([arrived, completed])])
+        k["relist"](touched, self._ptr, self._alive, self._live, self._nlive)
+        arrival = np.asarray(state.coflow_arrival)
+        by_index = np.flatnonzero(self._nlive > 0)
+        fifo = by_index[np.lexsort((by_index, arrival[by_index]))]
+        if len(arrived):
+            self._admit_fast(np.unique(self._coflow[arrived]), arrival)
+        est = fifo[self._status[fifo] == _ESTIMATED]
+        queue = np.zeros(len(est), dtype=np.int64)
+        if len(est):
+            port_sum, share = k["contention"](
+                est, self._pair_ptr, self._pair_port, self._pair_cnt, self._port_ncof,
+                self._port_ptr, self._port_pairs, self._pair_coflow, self._mark,
+            )  # fmt: skip
+            size = self.estimate[est]
+            sent = np.asarray(state.coflow_sent)[est] if self.policy == "B" else size
+            metric = queue_metric(
+                self.policy, size, sent, share, port_sum, size / self._width[est]
+            )
+            queue = _queue_of(metric, self.bounds)
+            if self.strict:
+                rank = np.lexsort((est, arrival[est], queue))
+                est, queue = est[rank], queue[rank]
+        weights = np.ones(len(self.bounds)) if self.strict else self.queue_weights
+        changed, new = k["tiers"](
+            fifo, by_index, est, queue, self._status, self._ptr, self._live, self._nlive,
+            self.pilots, self._src, self._dst, self._cap_in, self._cap_out, weights,
+            self.strict, self.work_conserving, MAX_ROUNDS, self._rate, self._last_rate_c,
+        )  # fmt: skip
+        moved = changed[self.pilots[changed]]
+        if len(moved):  # bytes sent by the pilots whose rate changes now
+            self._p_sent[moved] += self._p_rate[moved] * (t - self._p_t[moved])
+            self._p_t[moved] = t
+            self._p_rate[moved] = self._rate[moved]
+        return Decision(update=(changed, new))
+
+    def _learn_fast(self, done: IntArray, done_at: FloatArray) -> None:
+        """As :meth:`_learn`, with the pilots' bytes sent integrated from our own rates."""
+        piloted = self.pilots[done]
+        if not piloted.any():
+            return
+        flows, at = done[piloted], done_at[piloted]
+        size = self._p_sent[flows] + self._p_rate[flows] * (at - self._p_t[flows])
+        np.subtract.at(self._busy_in, self._src[flows], 1)
+        np.subtract.at(self._busy_out, self._dst[flows], 1)
+        cof = self._coflow[flows]
+        np.add.at(self._pilot_bytes, cof, size)
+        np.add.at(self._pilot_n, cof, 1)
+        np.subtract.at(self._pilots_left, cof, 1)
+        for c in np.unique(cof[self._pilots_left[cof] == 0]):
+            mean = self._pilot_bytes[c] / self._pilot_n[c]
+            self.estimate[c] = estimate_size(np.array([mean]), int(self._width[c]))
+            self._status[c] = _ESTIMATED
+
+    def _admit_fast(self, touched: IntArray, arrival: FloatArray) -> None:
+        """As :meth:`_admit`, on the kept lists of active flows and live pilots per port."""
+        new = touched[self._status[touched] == 0]
+        for c in new[np.lexsort((new, arrival[new]))]:
+            c = int(c)
+            if self._width[c] <= self.thin_limit:
+                self._status[c] = _THIN
+                continue
+            if self._true_size is not None:  # the oracle knows the size
+                self.estimate[c] = self._true_size[c]
+                self._status[c] = _ESTIMATED
+                continue
+            mine = self._live[self._ptr[c] : self._ptr[c] + self._nlive[c]]
+            k = pilot_count(len(np.unique(self._src[mine])), self.pilot_fraction, self.rounding)
+            if self.pilot_selection == "random":
+                pick = mine[self._rng.choice(len(mine), size=min(k, len(mine)), replace=False)]
+            else:
+                pick = mine[
+                    choose_pilots(self._src[mine], self._dst[mine], k, self._busy_in,
+                                  self._busy_out)
+                ]  # fmt: skip
+            np.add.at(self._busy_in, self._src[pick], 1)
+            np.add.at(self._busy_out, self._dst[pick], 1)
+            self.pilots[pick] = True
+            self._pilots_left[c] = len(pick)
+            self._status[c] = _SAMPLING
+
+    # ------------------------------------------------------------------ reference path
     def _queued(
         self,
         state: ObservedState,
@@ -504,6 +666,7 @@ class PhilaeOracle(Philae):
     Parameters
     ----------
     policy, thin_limit, work_conserving, num_queues, first_threshold, factor, weight_factor, strict
+    compiled
         As for :class:`Philae` (``policy`` defaults to ``"A"``, pure size).
 
     Examples
@@ -531,6 +694,7 @@ class PhilaeOracle(Philae):
         factor: float = 10.0,
         weight_factor: float = 10.0,
         strict: bool = False,
+        compiled: bool = True,
     ) -> None:
         super().__init__(
             policy=policy,
@@ -541,6 +705,7 @@ class PhilaeOracle(Philae):
             factor=factor,
             weight_factor=weight_factor,
             strict=strict,
+            compiled=compiled,
         )
 
     def reset(self, view: InstanceView) -> None:

@@ -199,3 +199,68 @@ def test_bad_parameters_name_the_field() -> None:
         Philae(thin_limit=-1)
     with pytest.raises(ValueError, match="rounding"):
         Philae(rounding="up")
+
+
+# ------------------------------------------------------------------ compiled path
+def _same_run(inst: Instance, cls: type[Philae], **kw: object) -> None:
+    """The compiled path against the reference path (``compiled=False``): same events, same
+    per-coflow completion times (to 1e-12 relative), same estimates and pilots."""
+    ref, fast = cls(compiled=False, **kw), cls(compiled=True, **kw)  # type: ignore[arg-type]
+    a = cl.simulate(inst, ref, record=False)
+    b = cl.simulate(inst, fast, record=False)
+    assert a.verified and b.verified
+    assert a.num_events == b.num_events
+    np.testing.assert_allclose(b.coflow_completion, a.coflow_completion, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(fast.estimate, ref.estimate, rtol=1e-12, equal_nan=True)
+    assert np.array_equal(fast.pilots, ref.pilots)
+
+
+@pytest.mark.parametrize("policy", ["A", "B", "C", "D"])
+@pytest.mark.parametrize("strict", [False, True])
+def test_compiled_path_equals_reference(policy: str, strict: bool) -> None:
+    from coflowlab.instances import spread_flow_starts, uniform
+
+    inst = uniform(8, 16, density=0.6, release_rate=0.3, seed=1)
+    kw = dict(policy=policy, strict=strict, first_threshold=2.0, thin_limit=3)
+    _same_run(inst, Philae, **kw)
+    _same_run(spread_flow_starts(inst, 2.0, seed=1), Philae, **kw)
+
+
+def test_compiled_path_equals_reference_variants() -> None:
+    from coflowlab.instances import fb_like, uniform
+
+    inst = uniform(8, 16, density=0.6, release_rate=0.3, seed=2)
+    _same_run(inst, Philae, first_threshold=2.0, thin_limit=3, work_conserving=False)
+    _same_run(inst, Philae, first_threshold=2.0, thin_limit=3, pilot_selection="random")
+    _same_run(inst, PhilaeOracle, first_threshold=2.0, thin_limit=3)
+    _same_run(fb_like(12, num_ports=30, seed=0), Philae)
+
+
+def test_compiled_path_equals_reference_on_trace_prefix() -> None:
+    from coflowlab.instances import find_fb_trace, read_benchmark
+
+    path = find_fb_trace()
+    if path is None:
+        pytest.skip("FB2010-1Hr-150-0.txt not found (see README: 'Getting the trace')")
+    _same_run(read_benchmark(path).subset(range(15)), Philae)
+
+
+def test_flows_not_grouped_by_coflow_use_the_reference_path() -> None:
+    inst = Instance.from_coflows(
+        [Coflow([(0, 0, 2.0), (1, 1, 1.0)]), Coflow([(0, 1, 1.0)], release=0.5)], 2
+    )
+    # interleave the coflows' flows: 0 (coflow 0), 1 (coflow 1), 2 (coflow 0)
+    perm = [0, 2, 1]
+    mixed = Instance(
+        2,
+        flow_coflow=inst.flow_coflow[perm],
+        flow_src=inst.flow_src[perm],
+        flow_dst=inst.flow_dst[perm],
+        flow_size=inst.flow_size[perm],
+        coflow_release=inst.coflow_release,
+    )
+    p = Philae(thin_limit=0)
+    res = cl.simulate(mixed, p)
+    assert res.verified and not p._fast
+    ref = cl.simulate(mixed, Philae(thin_limit=0, compiled=False))
+    assert np.array_equal(res.coflow_completion, ref.coflow_completion)
