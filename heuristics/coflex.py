@@ -10,10 +10,13 @@ the active coflows' remaining bytes:
    of their bottleneck completion time Γ_k (SEBF, eq. 1; remaining bytes on the full
    capacities, as Varys' default key), each raising its progress along its demand as far as
    the residual capacity allows (MADD on what is left, :func:`coflowlab.allocation.madd`);
-   **no cap**. With ``backfill=True`` (default) what is still left is then handed out greedily
-   in the same order (:func:`coflowlab.allocation.backfill`), as Varys does, so the allocation is
-   work conserving; the paper leaves this open (its 97% utilization suggests it;
-   docs/hug-coflex.md#coflex-stage-2).
+   **no cap**. A coflow that needs a port stage 1 and the coflows before it have filled gets
+   nothing from MADD (the paper's Algorithm 2, default); with ``skipped="share"`` such coflows
+   split what is left equally per port first, as Varys does (docs/fidelity.md#skipped;
+   docs/hug-coflex.md#coflex-stage-2). With ``backfill=True`` (default) what is still left is
+   then handed out greedily in the same order (:func:`coflowlab.allocation.backfill`), as Varys
+   does, so the allocation is work conserving; the paper leaves this open (its 97%
+   utilization suggests it; docs/hug-coflex.md#coflex-stage-2).
 
 α = 1 keeps HUG's isolation guarantee ``P*``; α = 0 is SEBF + MADD (+ backfill), i.e. Varys
 without starvation avoidance.
@@ -32,7 +35,8 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from coflowlab.allocation import backfill as greedy_backfill
-from coflowlab.allocation import madd
+from coflowlab.allocation import madd, madd_share
+from coflowlab.constants import TOL
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
 from .correlation import Active, active_coflows, check_reports, optimal_isolation, unit_rates
@@ -78,6 +82,13 @@ class Coflex:
         completion, as Varys backfills). With ``"coflow"`` capacity a finished flow frees
         idles until the next coflow event, so α = 0 is Varys-like, and equal to Varys
         without starvation avoidance only with ``"flow"`` (docs/hug-coflex.md).
+    skipped
+        What stage 2 gives a coflow MADD cannot serve (a port it needs is full): ``"wait"``
+        (default, Algorithm 2 as stated and as its worked examples read) nothing but the
+        backfill; ``"share"`` an equal per-port split of what MADD left, before the backfill,
+        as Varys' default. With ``"wait"`` and recomputation at coflow events only, ports idle
+        between recomputations, as issue 14 found for Varys: on the Facebook trace α = 0
+        averages 50.2 s against Varys' 26.5 s (docs/hug-coflex.md#frontier).
 
     Examples
     --------
@@ -101,8 +112,12 @@ class Coflex:
         backfill: bool = True,
         reported: Mapping[int, Sequence[float]] | None = None,
         recompute_on: Literal["coflow", "flow"] = "coflow",
+        skipped: Literal["share", "wait"] = "wait",
     ) -> None:
         self.alpha = _alpha(alpha)
+        if skipped not in ("share", "wait"):
+            raise ValueError(f"skipped must be 'share' or 'wait', got {skipped!r}")
+        self.skipped = skipped
         self.backfill = bool(backfill)
         self.reported = check_reports(reported)
         if recompute_on not in ("coflow", "flow"):
@@ -112,7 +127,7 @@ class Coflex:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(alpha={self.alpha}, backfill={self.backfill}, "
-            f"recompute_on={self.recompute_on!r})"
+            f"recompute_on={self.recompute_on!r}, skipped={self.skipped!r})"
         )
 
     def reset(self, view: InstanceView) -> None:
@@ -147,7 +162,13 @@ class Coflex:
             flows.append(members[starts[c] : starts[c + 1]])
             ptr.append(ptr[-1] + len(flows[-1]))
         order_flows = np.concatenate(flows) if flows else np.zeros(0, dtype=np.int64)
-        extra, _ = madd(ptr, order_flows, a.remaining, a.src, a.dst, res_in, res_out)
+        if self.skipped == "share":
+            full = TOL * float(min(self.cap_in.min(), self.cap_out.min()))
+            extra, _ = madd_share(
+                ptr, order_flows, a.remaining, a.src, a.dst, res_in, res_out, full_below=full
+            )
+        else:
+            extra, _ = madd(ptr, order_flows, a.remaining, a.src, a.dst, res_in, res_out)
         rates = rates + extra
         if self.backfill:
             rates = greedy_backfill(

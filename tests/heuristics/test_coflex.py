@@ -135,6 +135,10 @@ def test_alpha_zero_is_varys_without_starvation():
     # skipped="wait": Varys' rule before issue 14 (no equal split for coflows MADD skips)
     b = cl.simulate(inst, make_policy("varys", inst, starvation="false", skipped="wait"))
     np.testing.assert_allclose(a.coflow_completion, b.coflow_completion, rtol=1e-9)
+    # with the split for skipped coflows, α = 0 is Varys' default rule
+    a = cl.simulate(inst, Coflex(0.0, skipped="share"))
+    b = cl.simulate(inst, make_policy("varys", inst, starvation="false"))
+    np.testing.assert_allclose(a.coflow_completion, b.coflow_completion, rtol=1e-9)
 
 
 def test_alpha_out_of_range_names_the_field():
@@ -142,3 +146,20 @@ def test_alpha_out_of_range_names_the_field():
         Coflex(1.5)
     with pytest.raises(ValueError, match="reported"):
         Coflex(0.5, reported={0: [0, 0]})
+
+
+def test_skipped_share_splits_what_madd_left_among_blocked_coflows():
+    """Tests ``skipped="share"`` on Coflex Fig. 2 at α = 0 without backfill: A (0→0: 1,
+    1→1: 1/2) comes first in SEBF order (Γ 1 < 2) and takes ingress 0 whole and half of
+    ingress 1; B (0→2: 1/3, 1→3: 2) needs the full ingress 0, so MADD skips it. With the split,
+    B's flow 1→3 takes the free half of ingress 1 (its flow 0→2 gets 0 of ingress 0); at t = 1
+    A ends and B has 3/2 left on 1→3, then Γ = 3/2 alone: B ends at 5/2. Waiting (the default),
+    B starts at 1 with Γ = 2 and ends at 3."""
+    share, r, _ = run(coflex_fig2(), Coflex(0.0, backfill=False, skipped="share"))
+    close(r, [1, F(1, 2), 0, F(1, 2)])
+    close(share.coflow_completion, [1, F(5, 2)])
+    wait, r, _ = run(coflex_fig2(), Coflex(0.0, backfill=False))
+    close(r, [1, F(1, 2), 0, 0])
+    close(wait.coflow_completion, [1, 3])
+    with pytest.raises(ValueError, match="skipped"):
+        Coflex(0.5, skipped="never")
