@@ -454,25 +454,40 @@ class Philae:
         arrival = np.asarray(state.coflow_arrival)
         for c in new[np.lexsort((new, arrival[new]))]:
             c = int(c)
-            if self._width[c] <= self.thin_limit:
-                self._status[c] = _THIN
+            if self._without_pilots(c):
                 continue
-            if self._true_size is not None:  # the oracle knows the size
-                self.estimate[c] = self._true_size[c]
-                self._status[c] = _ESTIMATED
-                continue
-            mine = flows[coflow == c]
-            k = pilot_count(len(np.unique(self._src[mine])), self.pilot_fraction, self.rounding)
-            if self.pilot_selection == "random":
-                pick = mine[self._rng.choice(len(mine), size=min(k, len(mine)), replace=False)]
-            else:
+            busy = None
+            if self.pilot_selection != "random":
                 live = flows[self.pilots[flows]]
-                busy_in = np.bincount(self._src[live], minlength=self._m)
-                busy_out = np.bincount(self._dst[live], minlength=self._m)
-                pick = mine[choose_pilots(self._src[mine], self._dst[mine], k, busy_in, busy_out)]
-            self.pilots[pick] = True
-            self._pilots_left[c] = len(pick)
-            self._status[c] = _SAMPLING
+                busy = (
+                    np.bincount(self._src[live], minlength=self._m),
+                    np.bincount(self._dst[live], minlength=self._m),
+                )
+            self._sample(c, flows[coflow == c], busy)
+
+    def _without_pilots(self, c: int) -> bool:
+        """Settles new coflow ``c`` if it needs no pilots (thin, or sized by the oracle)."""
+        if self._width[c] <= self.thin_limit:
+            self._status[c] = _THIN
+            return True
+        if self._true_size is not None:  # the oracle knows the size
+            self.estimate[c] = self._true_size[c]
+            self._status[c] = _ESTIMATED
+            return True
+        return False
+
+    def _sample(self, c: int, mine: IntArray, busy: tuple[IntArray, IntArray] | None) -> IntArray:
+        """Chooses coflow ``c``'s pilots among its flows ``mine`` (``busy``: live pilots per
+        ingress and egress port, for the least-busy rule) and starts sampling."""
+        k = pilot_count(len(np.unique(self._src[mine])), self.pilot_fraction, self.rounding)
+        if busy is None:
+            pick = mine[self._rng.choice(len(mine), size=min(k, len(mine)), replace=False)]
+        else:
+            pick = mine[choose_pilots(self._src[mine], self._dst[mine], k, *busy)]
+        self.pilots[pick] = True
+        self._pilots_left[c] = len(pick)
+        self._status[c] = _SAMPLING
+        return pick
 
     # ------------------------------------------------------------------ decisions
     def decide(self, state: ObservedState) -> Decision:
@@ -585,27 +600,13 @@ class Philae:
         new = touched[self._status[touched] == 0]
         for c in new[np.lexsort((new, arrival[new]))]:
             c = int(c)
-            if self._width[c] <= self.thin_limit:
-                self._status[c] = _THIN
-                continue
-            if self._true_size is not None:  # the oracle knows the size
-                self.estimate[c] = self._true_size[c]
-                self._status[c] = _ESTIMATED
+            if self._without_pilots(c):
                 continue
             mine = self._live[self._ptr[c] : self._ptr[c] + self._nlive[c]]
-            k = pilot_count(len(np.unique(self._src[mine])), self.pilot_fraction, self.rounding)
-            if self.pilot_selection == "random":
-                pick = mine[self._rng.choice(len(mine), size=min(k, len(mine)), replace=False)]
-            else:
-                pick = mine[
-                    choose_pilots(self._src[mine], self._dst[mine], k, self._busy_in,
-                                  self._busy_out)
-                ]  # fmt: skip
+            busy = None if self.pilot_selection == "random" else (self._busy_in, self._busy_out)
+            pick = self._sample(c, mine, busy)
             np.add.at(self._busy_in, self._src[pick], 1)
             np.add.at(self._busy_out, self._dst[pick], 1)
-            self.pilots[pick] = True
-            self._pilots_left[c] = len(pick)
-            self._status[c] = _SAMPLING
 
     # ------------------------------------------------------------------ reference path
     def _queued(
