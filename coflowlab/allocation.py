@@ -34,6 +34,7 @@ import numpy.typing as npt
 __all__ = [
     "backfill",
     "effective_bottleneck",
+    "full_port_threshold",
     "madd",
     "madd_share",
     "max_min_fair",
@@ -343,6 +344,21 @@ def share_equally(
     res_in, res_out = _residual(r, s, d, cap_in, cap_out)
     f = np.ascontiguousarray(flows, dtype=np.int64)
     return _kernels()["share"](f, s, d, res_in, res_out, r, float(least))
+
+
+def full_port_threshold(cap_in: npt.ArrayLike, cap_out: npt.ArrayLike) -> float:
+    """Free capacity at or below which a port counts as full for MADD's skipped coflows:
+    ``TOL`` times the smallest port capacity, so that rounding crumbs neither block a coflow
+    nor set flows crawling (docs/fidelity.md#skipped).
+
+    Examples
+    --------
+    >>> full_port_threshold([1.0, 2.0], [0.5, 1.0])
+    5e-10
+    """
+    from .constants import TOL
+
+    return TOL * float(min(np.min(cap_in), np.min(cap_out)))
 
 
 def madd_share(

@@ -35,8 +35,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from coflowlab.allocation import backfill as greedy_backfill
-from coflowlab.allocation import madd, madd_share
-from coflowlab.constants import TOL
+from coflowlab.allocation import full_port_threshold, madd, madd_share
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
 from .correlation import Active, active_coflows, check_reports, optimal_isolation, unit_rates
@@ -163,7 +162,7 @@ class Coflex:
             ptr.append(ptr[-1] + len(flows[-1]))
         order_flows = np.concatenate(flows) if flows else np.zeros(0, dtype=np.int64)
         if self.skipped == "share":
-            full = TOL * float(min(self.cap_in.min(), self.cap_out.min()))
+            full = full_port_threshold(self.cap_in, self.cap_out)
             extra, _ = madd_share(
                 ptr, order_flows, a.remaining, a.src, a.dst, res_in, res_out, full_below=full
             )

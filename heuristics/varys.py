@@ -107,8 +107,7 @@ import numpy.typing as npt
 
 from coflowlab import orderings
 from coflowlab.allocation import backfill as greedy_backfill
-from coflowlab.allocation import effective_bottleneck, madd, madd_share
-from coflowlab.constants import TOL
+from coflowlab.allocation import effective_bottleneck, full_port_threshold, madd, madd_share
 from coflowlab.orderings import OrderingName
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
@@ -612,7 +611,7 @@ class Varys:
         if delta_mode:
             ptr = np.array([0, len(flows)], dtype=np.int64)
         if self.skipped == "share":
-            full = TOL * float(min(self._cap_in.min(), self._cap_out.min()))
+            full = full_port_threshold(self._cap_in, self._cap_out)
             rates, _ = madd_share(
                 ptr, flows, rem, src, dst, self._cap_in, self._cap_out, full_below=full
             )

@@ -73,8 +73,7 @@ import numpy.typing as npt
 
 from coflowlab import orderings
 from coflowlab.allocation import backfill as greedy_backfill
-from coflowlab.allocation import madd, madd_share, max_min_fair
-from coflowlab.constants import TOL
+from coflowlab.allocation import full_port_threshold, madd, madd_share, max_min_fair
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
 from .varys import _check, _clairvoyant, _Groups, _prioritized, _Tracker
@@ -213,7 +212,7 @@ def yosemite_allocation(
     d = np.ascontiguousarray(dst, dtype=np.int64)
     cin = np.atleast_1d(np.asarray(cap_in, dtype=np.float64))
     cout = np.atleast_1d(np.asarray(cap_out, dtype=np.float64))
-    full = TOL * float(min(cin.min(), cout.min()))
+    full = full_port_threshold(cin, cout)
     if skipped == "share":
         rates, g = madd_share(ptr, f, remaining, s, d, cin, cout, full_below=full)
     else:
