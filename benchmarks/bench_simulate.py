@@ -13,13 +13,16 @@ numba kernels are compiled (or loaded from their cache) before the clock starts.
 Usage::
 
     python benchmarks/bench_simulate.py [--policies fair,fifo,varys,pfp,aalo] [--coflows N]
-        [--models exact,coflowsim] [--no-verify] [--synthetic] [--timeout S]
+        [--models exact,coflowsim] [--no-verify] [--synthetic] [--timeout S] [--package DIR]
     python benchmarks/bench_simulate.py --scaling [--factors 1,2,5] [--policies fair]
 
 ``--coflows N`` replays only the first N coflows of the trace (``Instance.subset``), to measure
-a slow policy quickly. ``--scaling`` times the exact model on synthetic FB-like workloads
-(:func:`coflowlab.instances.fb_like`) with 1x, 2x, 5x ... the trace's number of coflows and
-prints the exponent of a least-squares fit ``time ~ flows^k``.
+a slow policy quickly. ``--package DIR`` runs the timed processes with coflowlab imported from
+DIR, a copy of another version of the package (its sub-packages ``heuristics``, ``instances``
+... copied inside it), to measure a baseline in the same session. ``--scaling`` times the
+exact model on synthetic FB-like workloads (:func:`coflowlab.instances.fb_like`) with 1x,
+2x, 5x ... the trace's number of coflows and prints the exponent of a least-squares fit
+``time ~ flows^k``.
 """
 
 from __future__ import annotations
@@ -111,8 +114,16 @@ def run_coflowsim(source: str, policy: str, coflows: int | None = None) -> dict[
     }
 
 
+PACKAGE_PATH: str | None = None
+"""``--package DIR``: children import coflowlab from DIR (a copy of another version, for a
+baseline measured in the same session)."""
+
+
 def _child(args: list[str], timeout: float) -> dict[str, Any] | str:
     """Runs this script with ``--child args`` in a new process; the figures, or why not."""
+    env = dict(os.environ)
+    if PACKAGE_PATH:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PATH, env.get("PYTHONPATH")]))
     try:
         proc = subprocess.run(
             [sys.executable, __file__, "--child", *args],
@@ -120,6 +131,7 @@ def _child(args: list[str], timeout: float) -> dict[str, Any] | str:
             text=True,
             check=False,
             timeout=timeout,
+            env=env,
         )
     except subprocess.TimeoutExpired:
         return f"> {timeout:.0f} s"
@@ -228,8 +240,16 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     parser.add_argument("--scaling", action="store_true", help="time vs number of flows")
     parser.add_argument("--factors", default="1,2,5", help="--scaling: multiples of the trace")
+    parser.add_argument(
+        "--package",
+        metavar="DIR",
+        help="import coflowlab from DIR in the timed runs (a copy of another version, with its "
+        "sub-packages inside, for a baseline in the same session)",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global PACKAGE_PATH
+    PACKAGE_PATH = args.package
     if args.child:
         model, source, policy, verify, *rest = args.child
         coflows = int(rest[0]) if rest else None

@@ -1,9 +1,13 @@
 """Numba kernel of coflowlab.verifier's fluid check, at module level: numba's disk cache finds a
 kernel again in a new process only when the kernels it calls are module globals, not closures.
 
-One pass over the records in time order, with the state of every flow and port in flat arrays:
-no sort, no temporary per record. The rules are those of the vectorized reference
-(``FluidVerifier(..., compiled=False)``); see :mod:`coflowlab.verifier`.
+One pass over the records in time order: no sort, no temporary per record. The rules are those
+of the vectorized reference (``FluidVerifier(..., compiled=False)``); see
+:mod:`coflowlab.verifier`.
+
+Every flow's state and constants sit in one row of ``rows`` (columns below), not in a dozen
+flat arrays: the records name flows in no useful order, so each record costs a cache miss per
+array it reads; with one row per flow (96 bytes, at most two cache lines) it costs about two.
 """
 
 from __future__ import annotations
@@ -11,29 +15,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# columns of the per-flow rows (float64; ports are small integers, exact as floats)
+RATE, SINCE, SENT, DONE_AT, FIRST_SEND, LAST_SEND, SRC, DST = range(8)
+SIZE, RELEASE, BYTE_TOL, FLOW_CAP = range(8, 12)
+WIDTH = 12
+
 
 @njit(cache=True)
 def feed(
     t,
     f,
     r,
-    flow_src,
-    flow_dst,
-    m,
-    size,
-    release,
-    rate_tol,
-    flow_cap,
-    byte_tol,
+    rows,
     tol,
     time_tol,
     port_cap,
-    rate,
-    since,
-    sent,
-    done_at,
-    first_send,
-    last_send,
     usage,
     pend_start,
     pend_excess,
@@ -41,9 +37,10 @@ def feed(
     group,
     cap,
 ):  # pragma: no cover - numba
-    # ``group`` numbers the time groups fed so far (``port_mark`` holds the last group that
-    # touched each port). Returns (counts[3], negative[cap, 3], early[cap, 6],
-    # capacity[cap, 4], group): the violations
+    # ``rows[e]`` is flow e's row (the column constants above; DST already offset by m, the
+    # number of ports, so that ports 0..2m-1 index ``usage``). ``group`` numbers the time
+    # groups fed so far (``port_mark`` holds the last group that touched each port). Returns
+    # (counts[3], negative[cap, 3], early[cap, 6], capacity[cap, 4], group): the violations
     # found (all counted, the first ``cap`` of each kind kept) as rows
     #   negative: flow, start, rate
     #   early:    flow, start, end, bytes, release, rate
@@ -54,7 +51,7 @@ def feed(
     neg = np.empty((cap, 3))
     early = np.empty((cap, 6))
     capv = np.empty((cap, 4))
-    touched = np.empty(2 * m, dtype=np.int64)
+    touched = np.empty(usage.shape[0], dtype=np.int64)
     n = t.shape[0]
     a = 0
     while a < n:
@@ -64,10 +61,11 @@ def feed(
         group += 1
         while b < n and t[b] == now:
             e = f[b]
-            old = rate[e]
-            start = since[e]
+            row = rows[e]
+            old = row[RATE]
+            start = row[SINCE]
             if start < now:  # a closed segment [start, now) at rate old
-                if old < -tol * flow_cap[e]:
+                if old < -tol * row[FLOW_CAP]:
                     k = counts[0]
                     if k < cap:
                         neg[k, 0] = e
@@ -75,38 +73,41 @@ def feed(
                         neg[k, 2] = old
                     counts[0] = k + 1
                 if old != 0.0:
+                    byte_tol = row[BYTE_TOL]
                     if old > 0.0:
-                        end = min(now, release[e])
+                        release = row[RELEASE]
+                        end = min(now, release)
                         eb = old * max(end - start, 0.0)
-                        if eb > byte_tol[e] and start < release[e] - time_tol:
+                        if eb > byte_tol and start < release - time_tol:
                             k = counts[1]
                             if k < cap:
                                 early[k, 0] = e
                                 early[k, 1] = start
                                 early[k, 2] = end
                                 early[k, 3] = eb
-                                early[k, 4] = release[e]
+                                early[k, 4] = release
                                 early[k, 5] = old
                             counts[1] = k + 1
-                    if old > rate_tol[e]:
-                        if start < first_send[e]:
-                            first_send[e] = start
-                        if now > last_send[e]:
-                            last_send[e] = now
-                    before = sent[e]
+                    if old > tol * row[FLOW_CAP]:  # the rate tolerance
+                        if start < row[FIRST_SEND]:
+                            row[FIRST_SEND] = start
+                        if now > row[LAST_SEND]:
+                            row[LAST_SEND] = now
+                    before = row[SENT]
                     after = before + old * (now - start)
-                    target = size[e] - byte_tol[e]
-                    if np.isnan(done_at[e]) and after >= target and before < target:
-                        need = max(size[e] - before, 0.0)
+                    size = row[SIZE]
+                    target = size - byte_tol
+                    if np.isnan(row[DONE_AT]) and after >= target and before < target:
+                        need = max(size - before, 0.0)
                         tc = min(start + need / old, now)
-                        done_at[e] = max(tc, start)
-                    sent[e] = after
+                        row[DONE_AT] = max(tc, start)
+                    row[SENT] = after
             new = r[b]
             delta = new - old
-            rate[e] = new
-            since[e] = now
-            p = flow_src[e]
-            q = flow_dst[e] + m
+            row[RATE] = new
+            row[SINCE] = now
+            p = int(row[SRC])
+            q = int(row[DST])
             usage[p] += delta
             usage[q] += delta
             if port_mark[p] != group:
@@ -139,3 +140,14 @@ def feed(
                 pend_excess[p] = x
         a = b
     return counts, neg, early, capv, group
+
+
+@njit(cache=True)
+def port_usage(rows, usage):  # pragma: no cover - numba
+    # every port's usage from the current rates, summed in flow order (as np.bincount does)
+    usage[:] = 0.0
+    for e in range(rows.shape[0]):
+        row = rows[e]
+        x = row[RATE]
+        usage[int(row[SRC])] += x
+        usage[int(row[DST])] += x

@@ -33,7 +33,7 @@ from .fairness import FairnessMeter
 from .flow_state import FlowState
 from .instance import Instance
 from .policy import ClairvoyantState, Decision, InstanceView, ObservedState, Policy
-from .schedules import FluidSchedule, FluidScheduleBuilder
+from .schedules import FluidSchedule
 from .verifier import FluidVerifier, VerificationReport, verify
 
 __all__ = ["SimulationError", "SimulationResult", "instance_view", "simulate"]
@@ -221,7 +221,13 @@ class _Arrivals:
 
 class _Recorder:
     """Keeps the records (``record=True``) and/or feeds them to streaming consumers: the
-    verifier and the fairness meter."""
+    verifier and the fairness meter.
+
+    The records sit in three growing arrays (time, flow, rate) that the flow state writes
+    into directly (:meth:`apply`), so that a record is written once, not built and copied."""
+
+    initial = 1 << 16
+    """Records the buffers hold at first (they grow by doubling)."""
 
     def __init__(
         self,
@@ -231,25 +237,70 @@ class _Recorder:
         stream: FluidVerifier | None,
         meter: FairnessMeter | None = None,
     ) -> None:
-        self.builder = FluidScheduleBuilder(inst.num_flows, capacity=1 << 16)
+        self.num_flows = inst.num_flows
         self.record = record
         self.stream = stream
         self.meter = meter
         self.sinks = [c for c in (stream, meter) if c is not None]
+        self.keeps = bool(record or self.sinks)  # otherwise records are only counted
+        size = self.initial
+        self.time, self.flow, self.rate = np.empty(size), np.empty(size, np.int64), np.empty(size)
+        self.size = 0  # records buffered
         self.total = 0
         self.last_time = -math.inf  # of the latest record: a time group must stay whole
 
+    def _reserve(self, k: int) -> int:
+        """Makes room for ``k`` more records (from ``self.size``); returns where they start."""
+        start = self.size if self.keeps else 0  # records not kept are overwritten
+        end = start + k
+        if end > len(self.time):
+            grow = max(end, 2 * len(self.time))
+            for name in ("time", "flow", "rate"):
+                old = getattr(self, name)
+                new = np.empty(grow, dtype=old.dtype)
+                new[:start] = old[:start]
+                setattr(self, name, new)
+        return start
+
+    def _added(self, start: int, k: int, first: float, last: float) -> None:
+        # ``k`` records from ``start``, at times ``first`` to ``last``
+        self.total += k
+        if k and self.keeps:
+            if first < self.last_time:  # the engine's own invariant; the verifier needs it
+                raise SimulationError(f"record at t={first!r} after t={self.last_time!r}")
+            self.size = start + k
+            self.last_time = last
+
+    def apply(self, fl: FlowState, flows: np.ndarray, rates: np.ndarray, t: float) -> int:
+        """Sets the rates (:meth:`FlowState.apply_into`), recording the changes at ``t``;
+        returns the status (0 ok, -1 an inactive flow, -2 a non-finite rate)."""
+        start = self._reserve(len(flows))
+        k, status = fl.apply_into(flows, rates, t, self.time, self.flow, self.rate, start)
+        self._added(start, k, t, t)
+        return status
+
     def add(self, t: float, flows: np.ndarray, rates: np.ndarray) -> None:
-        self.total += len(flows)
-        if len(flows) and (self.record or self.sinks):
-            self.builder.set_rates(t, flows, rates)
-            self.last_time = max(self.last_time, t)
+        """Records that from ``t`` on, each of ``flows`` sends at its ``rates`` entry."""
+        self._write(t, flows, rates, t, t)
 
     def extend(self, times: np.ndarray, flows: np.ndarray, rates: np.ndarray) -> None:
-        self.total += len(flows)
-        if len(flows) and (self.record or self.sinks):
-            self.builder.extend(times, flows, rates)
-            self.last_time = max(self.last_time, float(times.max()))
+        """Records that from ``times[i]`` on, ``flows[i]`` sends at ``rates[i]`` (times
+        non-decreasing)."""
+        if len(flows):
+            self._write(times, flows, rates, float(times[0]), float(times[-1]))
+
+    def _write(
+        self, times: float | np.ndarray, flows: np.ndarray, rates: np.ndarray, first: float,
+        last: float,
+    ) -> None:  # fmt: skip
+        k = len(flows)
+        start = 0
+        if k and self.keeps:
+            start = self._reserve(k)
+            self.time[start : start + k] = times
+            self.flow[start : start + k] = flows
+            self.rate[start : start + k] = rates
+        self._added(start, k, first, last)
 
     def flush_if_large(self, next_time: float) -> None:
         """Feeds the buffer to the streaming consumers if it is large, unless the next
@@ -257,22 +308,26 @@ class _Recorder:
         events can happen at one instant (a flow due at the event that set its rate)."""
         if next_time <= self.last_time:
             return
-        if self.sinks and not self.record and len(self.builder) >= STREAM_RECORDS:
+        if self.sinks and not self.record and self.size >= STREAM_RECORDS:
             self._feed()
+
+    def _records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = self.size
+        return self.time[:n], self.flow[:n], self.rate[:n]
 
     def _feed(self) -> None:
         for sink in self.sinks:
-            sink.feed(*self.builder.records())
-        self.builder.clear()
+            sink.feed(*self._records())
+        self.size = 0
 
     def finish(self) -> FluidSchedule | None:
         """The schedule (``record=True``), after the meter has seen every record."""
         if self.record:
-            schedule = self.builder.build()
+            schedule = FluidSchedule(self.num_flows, *self._records())
             if self.meter is not None:
                 self.meter.feed(schedule.time, schedule.flow, schedule.rate)
             return schedule
-        if self.sinks and len(self.builder):
+        if self.sinks and self.size:
             self._feed()
         return None
 
@@ -433,8 +488,7 @@ def simulate(
                 )
             wakeup = math.inf if decision.wakeup is None else float(decision.wakeup)
             notify = "flow" if hide else decision.notify
-            flows, rates = _apply(policy.name, decision, fl, t)
-            recorder.add(t, flows, rates)
+            _apply(policy.name, decision, fl, t, recorder)
             if decision.reject is not None and len(decision.reject):
                 if hide:
                     raise SimulationError(
@@ -525,10 +579,8 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _apply(
-    name: str, decision: Decision, fl: FlowState, t: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Applies the decision's rates; returns the flows whose rate changed and their rates."""
+def _apply(name: str, decision: Decision, fl: FlowState, t: float, recorder: _Recorder) -> None:
+    """Applies the decision's rates, recording the flows whose rate changed."""
     if decision.rates is not None:
         active = flows = fl.active
         rates = np.asarray(decision.rates, dtype=float)
@@ -546,15 +598,14 @@ def _apply(
                 f"rates at t={t!r}"
             )
     else:
-        return np.zeros(0, dtype=np.int64), np.zeros(0)
-    changed, new, status = fl.apply(flows, rates, t)
+        return
+    status = recorder.apply(fl, flows, rates, t)
     if status == -1:
         raise SimulationError(
             f"policy {name!r} updated rates of flows that are not active at t={t!r}"
         )
     if status == -2:
         raise SimulationError(f"policy {name!r} returned non-finite rates at t={t!r}")
-    return changed, new
 
 
 def _reject(

@@ -309,35 +309,56 @@ class FluidVerifier:
         self.time_tol = 0.0
         self._set_time_scale(0.0 if horizon is None else abs(horizon))
         nf = inst.num_flows
-        self.rate = np.zeros(nf)
-        self.since = np.zeros(nf)
-        self.sent = np.zeros(nf)
-        self.done_at = np.full(nf, np.nan)
-        self.last_send = np.full(nf, -np.inf)
-        self.first_send = np.full(nf, np.inf)
+        self.compiled = bool(compiled)
+        self._rows: np.ndarray | None = None
+        if self.compiled:
+            # the compiled pass keeps a flow's state and constants in one row
+            # (coflowlab._verifier_jit); the attributes below are views of its columns
+            self._rows = _flow_rows(inst, self.flow_cap, self.byte_tol)
+            self._state_columns(copy=False)
+        else:
+            self.rate = np.zeros(nf)
+            self.since = np.zeros(nf)
+            self.sent = np.zeros(nf)
+            self.done_at = np.full(nf, np.nan)
+            self.last_send = np.full(nf, -np.inf)
+            self.first_send = np.full(nf, np.inf)
         self.usage = np.zeros(2 * m)
         self.pending: dict[int, tuple[float, float]] = {}  # port -> (start, excess)
         self._since_resync = 0
         self.last_time = -np.inf
         self.out = _Collector(max_violations)
         self._finished = False
-        self.compiled = bool(compiled)
         if self.compiled:
             # the compiled pass keeps an over-capacity interval open per port in arrays
-            self._src = np.ascontiguousarray(inst.flow_src, dtype=np.int64)
-            self._dst = np.ascontiguousarray(inst.flow_dst, dtype=np.int64)
-            self._size = np.ascontiguousarray(inst.flow_size, dtype=np.float64)
-            self._release = np.ascontiguousarray(inst.flow_release, dtype=np.float64)
             self._pend_start = np.full(2 * m, np.nan)
             self._pend_excess = np.zeros(2 * m)
             self._port_mark = np.zeros(2 * m, dtype=np.int64)
             self._group = 0
+
+    def _state_columns(self, *, copy: bool) -> None:
+        """Points the per-flow attributes at the columns of the compiled pass's rows (views,
+        or contiguous copies)."""
+        from . import _verifier_jit as c
+
+        assert self._rows is not None
+        cols = [c.RATE, c.SINCE, c.SENT, c.DONE_AT, c.FIRST_SEND, c.LAST_SEND]
+        rate, since, sent, done_at, first, last = (
+            self._rows[:, k].copy() if copy else self._rows[:, k] for k in cols
+        )
+        self.rate, self.since, self.sent, self.done_at = rate, since, sent, done_at
+        self.first_send, self.last_send = first, last
 
     def _set_time_scale(self, horizon: float) -> None:
         scale = max(1.0, horizon, float(self.inst.flow_release.max(initial=0.0)))
         if self.tol * scale > self.time_tol:
             self.time_tol = self.tol * scale
             self.byte_tol = self.tol * self.inst.flow_size + self.flow_cap * self.time_tol
+            rows = getattr(self, "_rows", None)  # the compiled pass's copy
+            if rows is not None:
+                from ._verifier_jit import BYTE_TOL
+
+                rows[:, BYTE_TOL] = self.byte_tol
 
     # ---------------------------------------------------------------- per chunk
     def feed(self, time: npt.ArrayLike, flow: npt.ArrayLike, rate: npt.ArrayLike) -> None:
@@ -368,10 +389,7 @@ class FluidVerifier:
         inst, out = self.inst, self.out
         counts, neg, early, capv, self._group = feed(
             np.ascontiguousarray(t), np.ascontiguousarray(f), np.ascontiguousarray(r),
-            self._src, self._dst, inst.num_ports, self._size, self._release,
-            self.rate_tol, self.flow_cap, self.byte_tol, self.tol, self.time_tol,
-            self.port_cap, self.rate, self.since, self.sent, self.done_at,
-            self.first_send, self.last_send, self.usage,
+            self._rows, self.tol, self.time_tol, self.port_cap, self.usage,
             self._pend_start, self._pend_excess, self._port_mark, self._group,
             out.cap,
         )  # fmt: skip
@@ -423,6 +441,11 @@ class FluidVerifier:
         # accumulates (every CHUNK_RECORDS records fed)
         inst, m = self.inst, self.inst.num_ports
         self._since_resync = 0
+        if self._rows is not None:
+            from ._verifier_jit import port_usage
+
+            port_usage(self._rows, self.usage)  # the same sums, without gathering the rates
+            return
         self.usage = np.concatenate(
             [
                 np.bincount(inst.flow_src, weights=self.rate, minlength=m),
@@ -582,6 +605,10 @@ class FluidVerifier:
             raise InvalidScheduleError("FluidVerifier.finish: already finished")
         self._finished = True
         inst = self.inst
+        if self._rows is not None:
+            # contiguous copies of the columns, for the array operations below and the report
+            self._state_columns(copy=True)
+            self._rows = None
         if self.compiled:
             for q in np.flatnonzero(~np.isnan(self._pend_start)).tolist():
                 self._capacity_violation(
@@ -628,6 +655,26 @@ class FluidVerifier:
             self.time_tol,
             self.out,
         )
+
+
+def _flow_rows(inst: Instance, flow_cap: np.ndarray, byte_tol: np.ndarray) -> np.ndarray:
+    """Per-flow rows of the compiled pass (columns in :mod:`coflowlab._verifier_jit`; the
+    array starts on a 64-byte boundary): state (rate, since, sent, completion, first and last
+    sending time), then constants (ports, size, release, tolerances)."""
+    from . import _verifier_jit as c
+    from .flow_state import _aligned_rows
+
+    rows = _aligned_rows(inst.num_flows, c.WIDTH)
+    rows[:, c.DONE_AT] = np.nan
+    rows[:, c.FIRST_SEND] = np.inf
+    rows[:, c.LAST_SEND] = -np.inf
+    rows[:, c.SRC] = inst.flow_src
+    rows[:, c.DST] = inst.flow_dst + inst.num_ports
+    rows[:, c.SIZE] = inst.flow_size
+    rows[:, c.RELEASE] = inst.flow_release
+    rows[:, c.BYTE_TOL] = byte_tol
+    rows[:, c.FLOW_CAP] = flow_cap
+    return rows
 
 
 def _check_conservation(

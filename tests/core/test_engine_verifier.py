@@ -200,3 +200,72 @@ def test_capacity_interval_spans_chunks() -> None:
     assert [(v.port, v.side, v.start, v.end, v.amount) for v in cap] == [
         (0, "ingress", 0.0, 2.0, 1.0)
     ]
+
+
+def streamed(inst: cl.Instance, parts: list[tuple], compiled: bool) -> cl.VerificationReport:
+    """The report of one implementation fed ``parts`` (time, flow, rate) as chunks, with the
+    time tolerance following the times fed (``horizon=None``, as the simulator streams)."""
+    checker = FluidVerifier(inst, horizon=None, compiled=compiled)
+    for t, f, r in parts:
+        checker.feed(t, f, r)
+    return checker.finish()
+
+
+def test_byte_tolerance_follows_the_time_scale_in_the_rows() -> None:
+    """Tests that the compiled pass sees the byte tolerance grow with the time fed (it keeps
+    its copy in the per-flow rows). Flow 0 (size 1, rate 1) stops at 1 − δ, δ = 1000·TOL: a
+    shortfall beyond the tolerance of the first chunk (TOL·size + capacity · TOL·1 = 2e-9)
+    but within that of the second, whose last time 1e6 makes it TOL + 1e6·TOL ≈ 1e-3. Fed
+    with the stop, that second chunk must read flow 0 as complete at 1 − δ (where its bytes
+    reach the size less the tolerance: it had 1 − δ of 1 to send, at rate 1)."""
+    inst = cl.Instance.from_matrices([[[1.0, 0.0], [0.0, 1.0]]])
+    delta = 1000 * cl.TOL
+    parts = [
+        (np.array([0.0]), np.array([0]), np.array([1.0])),
+        (np.array([1.0 - delta, 1e6, 1e6 + 1]), np.array([0, 1, 1]), np.array([0.0, 1.0, 0.0])),
+    ]
+    a, b = (streamed(inst, parts, c) for c in (True, False))
+    assert_same(a, b)
+    assert a.feasible, a.summary()
+    assert a.flow_completion.tolist() == [1.0 - delta, 1e6 + 1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_usage_resync_matches_reference(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests the re-derivation of port usage from the rows (every CHUNK_RECORDS records,
+    here lowered to 7 so that it runs between most chunks): same reports as the reference
+    on random overloaded streams, fed in chunks of whole time groups."""
+    import coflowlab.verifier as ver
+
+    monkeypatch.setattr(ver, "CHUNK_RECORDS", 7)
+    rng = np.random.default_rng(100 + seed)
+    inst = uniform(4, 4, release_rate=0.5, seed=seed)
+    t, f, r = random_records(inst, rng, 400)
+    cuts = np.flatnonzero(np.diff(t)) + 1
+    parts = [(t[p], f[p], r[p]) for p in np.split(np.arange(len(t)), cuts[::2])]
+    a, b = (streamed(inst, parts, c) for c in (True, False))
+    assert_same(a, b)
+    assert a.counts.get(ViolationKind.CAPACITY, 0) > 0
+
+
+def test_state_views_follow_the_records() -> None:
+    """Tests that the compiled verifier's per-flow attributes (views of its rows) hold each
+    flow's last rate and the time it was set, as read off the records directly, and that
+    the report does not share memory with the rows."""
+    inst = uniform(4, 6, seed=9)
+    sched = simulated(inst)
+    cut = int(np.searchsorted(sched.time, np.median(sched.time), side="right"))
+    checker = FluidVerifier(inst, horizon=sched.horizon)
+    checker.feed(sched.time[:cut], sched.flow[:cut], sched.rate[:cut])
+    last_rate, last_time = np.zeros(inst.num_flows), np.zeros(inst.num_flows)
+    last_rate[sched.flow[:cut]] = sched.rate[:cut]  # the last assignment of a flow wins
+    last_time[sched.flow[:cut]] = sched.time[:cut]
+    assert_array_equal = np.testing.assert_array_equal
+    assert_array_equal(checker.rate, last_rate)
+    assert_array_equal(checker.since, last_time)
+    checker.feed(sched.time[cut:], sched.flow[cut:], sched.rate[cut:])
+    rows = checker._rows
+    report = checker.finish()
+    assert report.feasible
+    assert not np.shares_memory(report.flow_completion, rows)
+    assert_array_equal(checker.rate, np.zeros(inst.num_flows))
