@@ -22,8 +22,12 @@ against the fluid optimum, and the fluid optimum and the time-indexed LP against
 optimum (what tells a researcher which bound to trust where the optimum is out of reach).
 
 ``--param KEY=VALUE`` passes an option to ``exact-fluid`` (e.g. ``chain_bound=table``, the
-subset table up to 20 coflows and no chain bound above, or ``weighted_group=false``);
-``--verbose`` prints one line per solve (status, seconds, nodes, LPs, LP seconds).
+subset table up to 20 coflows and no chain bound above, ``weighted_group=false``, or
+``warm_start=false``: every node LP solved from scratch, the search before warm starts);
+``--verbose`` prints one line per solve (status, wall and CPU seconds, nodes, LPs, LP
+seconds). Each row ends with the wall and CPU seconds of all its solves, and the load
+average is printed before and after (the limit is wall-clock time, so a loaded machine
+proves less).
 
 Prints figures; asserts nothing about time. Quick run::
 
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -47,6 +52,9 @@ from coflowlab.instances.generators import uniform
 
 VERBOSE = False
 """``--verbose``: one line per solve (status, seconds, nodes, LPs)."""
+
+SPENT = {"wall": 0.0, "cpu": 0.0}
+"""Wall and CPU seconds of the solves since the last reset (per printed row)."""
 
 DENSITY = 0.5
 SIZES = (1, 10)
@@ -74,14 +82,18 @@ def proven(
             params.update(algorithm=algorithm)
         if method == "exact-fluid":
             params.update(max_coflows=64, **(extra or {}))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         res = coflowlab.run(method, inst, SolverOptions(time_limit=limit), **params)
         wall = time.perf_counter() - start
+        cpu = time.process_time() - cpu
+        SPENT["wall"] += wall
+        SPENT["cpu"] += cpu
         ok = res.proven_optimal and res.raw.details.get("proven_by") != "chain bound"
         if VERBOSE:
             d = res.raw.details
             print(
                 f"    m={inst.num_ports} n={inst.num_coflows} {res.status} {wall:.1f}s "
+                f"(cpu {cpu:.1f}s) "
                 f"nodes={d.get('nodes')} lps={d.get('lps')} lp_s={d.get('lp_seconds')}",
                 flush=True,
             )
@@ -233,8 +245,10 @@ def main() -> None:
         f"largest n proven optimal within {args.time_limit:g} s, median over {args.seeds} "
         f"seeds (n tried {args.n_min}..{args.n_max}, stopping at the first failure)"
     )
+    print(f"load average (1, 5, 15 min): {_load()}")
     print(
         f"{'fabric':>7} {'releases':>8}  {'method':<18} {'median n':>8}  {'s at n':>7}  per seed"
+        "  (wall / CPU s of the row)"
     )
     for key in args.methods:
         label, method, algorithm = runners[key]
@@ -245,6 +259,7 @@ def main() -> None:
         run = proven(method, algorithm, extra)
         for m in args.ports:
             for releases in (False, True):
+                SPENT.update(wall=0.0, cpu=0.0)
                 got = [
                     largest_proven(run, m, releases, seed, n_range, args.time_limit)
                     for seed in range(args.seeds)
@@ -254,9 +269,19 @@ def main() -> None:
                 med_s = f"{statistics.median(secs):7.2f}" if secs else f"{'-':>7}"
                 print(
                     f"{m:>3}x{m:<3} {'yes' if releases else 'no':>8}  {label:<18} "
-                    f"{statistics.median(ns):>8g}  {med_s}  {ns}",
+                    f"{statistics.median(ns):>8g}  {med_s}  {ns}  "
+                    f"({SPENT['wall']:.0f} / {SPENT['cpu']:.0f})",
                     flush=True,
                 )
+    print(f"load average (1, 5, 15 min): {_load()}")
+
+
+def _load() -> str:
+    """The load average, or a dash where the platform has none."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "-"
 
 
 if __name__ == "__main__":

@@ -57,6 +57,23 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
     ``R`` at no cost), so it keeps that LP's bound when it was solved (``w_0 = 0``), else
     its parent's.
 
+    Warm starts (``warm_start=True``, default; ``--param warm_start=false`` solves every LP
+    from scratch, the same optima): a node's group LP is held in one HiGHS object
+    (:class:`~coflowlab.solvers.WarmLP`) and solved from its parent's optimal basis, carried
+    over by what each column and row means
+    (:func:`~coflowlab.formulations.order_lp.basis_keys`): a coflow child's ``U - j`` event
+    takes the parent's ``U`` names, ``j``'s event and the flows of ``j`` are new, and ``j``'s
+    event starts at ``U - j``'s (the parent's point, with nothing sent in between); a release
+    child and a leaf below a one-coflow node keep their parent's names. The node's LPs at
+    other weights change one cost of the held LP and re-solve from its basis. A warm solve
+    runs the primal simplex without presolve; one that does not end optimal (or says
+    infeasible) is repeated from scratch (``details["warm_fallbacks"]``). Measured on a 4×4
+    instance of 17 coflows with releases (385 nodes, 547 LPs; the same nodes either way):
+    HiGHS iterations per node LP about halve for a child and drop from about 700 to 30 for
+    another weight; LP time -26% to -48% (load-dependent), CPU of the whole search -17% to
+    -24%. The heuristic's order LPs stay cold: warm-started from the previous swap's basis
+    they were slower (8×8, 21 coflows: 31.5 s against 26.9 s).
+
     Dominance: coflow ``a`` goes before ``b`` when, on every (ingress, egress) pair, ``a``'s
     demand is at most ``b``'s, ``w_a ≥ w_b`` and ``r_a ≤ r_b`` (all flows released with their
     coflow); identical coflows are thereby ordered by index. Exchange argument: on each pair,
@@ -143,11 +160,13 @@ from coflowlab.solvers import (
     relative_gap,
     solve,
 )
+from coflowlab.solvers.highs_lp import BASIC, LOWER, Basis, WarmLP, carry_basis
 from coflowlab.verifier import verify
 
 from .fluid_bounds import LazyChainBound
 from .order_lp import (
     OrderLP,
+    basis_keys,
     build_group_lp,
     build_order_lp,
     coflow_release_slot,
@@ -329,6 +348,9 @@ class _Data:
     chain_bound: str = "auto"
     chain_budget: int = 2000
     weighted_group: bool = True  # the group LP weights U's event (module notes)
+    # node LPs re-solved from their parent's basis (module notes); False: from scratch
+    warm_start: bool = True
+    warm_fallbacks: int = 0  # warm solves that did not end optimal, re-solved from scratch
     span: FloatArray | None = None
     chain: FloatArray | None = None
     lazy: LazyChainBound | None = None
@@ -437,6 +459,86 @@ class _Data:
             return None
         return self._solve_within_limit(lp.model, timed, "lps", f"{METHOD}: an order LP")
 
+    def solve_node_lp(
+        self, lp: OrderLP, start: _Start | None
+    ) -> tuple[SolveResult | None, WarmLP | None]:
+        """One node's group LP within the time limit: with ``warm_start``, held in a
+        :class:`~coflowlab.solvers.WarmLP` and solved from the basis carried over from
+        ``start`` (its parent's LP; module notes), else as :meth:`solve_lp`. Returns the
+        result (``None`` if infeasible) and the held LP (``None`` when solved from scratch by
+        :meth:`solve_lp`), to re-solve at other weights (:meth:`resolve_weight`) and to
+        read the basis its children start from (:meth:`node_start`)."""
+        if not self.warm_start or lp.model is None:
+            return self.solve_lp(lp), None
+        left = self.time_left()
+        if left <= 0:
+            raise _OutOfTime
+        begin = time.perf_counter()
+        held = WarmLP(lp.model)
+        basis = None if start is None else self._carried(start, lp)
+        warm = basis is not None and held.set_basis(basis)
+        res = held.solve(warm=warm, time_limit=None if math.isinf(left) else left)
+        self.lp_time += time.perf_counter() - begin
+        self.lps += 1
+        if res.status is SolveStatus.OPTIMAL:
+            return res, held
+        if res.status is SolveStatus.TIME_LIMIT_NO_SOLUTION:
+            raise _OutOfTime
+        # anything else (a numerical failure, an "infeasible" verdict on an LP that always
+        # has a point) is settled by the solve from scratch
+        self.warm_fallbacks += 1
+        return self.solve_lp(lp), None
+
+    def resolve_weight(self, held: WarmLP, lp: OrderLP, weight: float) -> SolveResult | None:
+        """The group LP ``lp`` (held by ``held``) with its first event weighted ``weight``:
+        only that cost changes, so HiGHS re-solves from its current optimal basis (primal
+        feasible for the new costs)."""
+        left = self.time_left()
+        if left <= 0:
+            raise _OutOfTime
+        begin = time.perf_counter()
+        held.set_cost(int(lp.completion_event[0]), weight)
+        res = held.solve(warm=True, time_limit=None if math.isinf(left) else left)
+        self.lp_time += time.perf_counter() - begin
+        self.lps += 1
+        if res.status is SolveStatus.OPTIMAL:
+            return res
+        if res.status is SolveStatus.TIME_LIMIT_NO_SOLUTION:
+            raise _OutOfTime
+        self.warm_fallbacks += 1
+        assert lp.model is not None
+        cost = lp.model.c.copy()
+        cost[lp.completion_event[0]] = weight
+        return self.solve_lp(replace(lp, model=replace(lp.model, c=cost)))
+
+    def node_start(self, lp: OrderLP, held: WarmLP | None) -> _Start | None:
+        """What the children of a node start from: its LP's optimal basis (read now, before
+        any re-solve at another weight) and the keys naming its columns and rows."""
+        if held is None:
+            return None
+        keys = basis_keys(lp, self.instance.num_ports, len(self.values))
+        return None if keys is None else _Start(keys, held.basis(), len(lp.groups))
+
+    def _carried(self, start: _Start, lp: OrderLP) -> Basis | None:
+        """The parent's basis carried over to a child's LP (module notes): a coflow child
+        has one group more (``U - j`` takes ``U``'s names, ``j``'s event is new), a release
+        child or a leaf below a one-coflow node the same groups."""
+        grew = len(lp.groups) == start.num_groups + 1
+        if not grew and len(lp.groups) != start.num_groups:
+            return None
+        keys = basis_keys(
+            lp, self.instance.num_ports, len(self.values), new_group=1 if grew else None
+        )
+        if keys is None:
+            return None
+        cols, rows = carry_basis(start.keys, start.basis, keys)
+        e = int(lp.completion_event[1]) if grew else 0
+        if grew and int(lp.completion_event[0]) == e - 1:
+            # j's event starts where U - j's does (t_j = t_{U-j}, the order row at its
+            # bound): the parent's point, with nothing sent between the two events
+            cols[e], rows[e - 1] = BASIC, LOWER
+        return cols, rows
+
     def solve_whole(self, lp: OrderLP, *, timed: bool = True) -> SolveResult | None:
         """The slotted mode's value of one event sequence: the order LP with whole event
         times and amounts (a MIP; module :mod:`~coflowlab.formulations.exact_slotted_bnb`
@@ -481,6 +583,17 @@ class _Data:
 
 class _OutOfTime(Exception):
     """The time limit was reached inside the search."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Start:
+    """A node LP's optimal basis, for its children's warm starts: the keys of its columns
+    and rows (:func:`~coflowlab.formulations.order_lp.basis_keys`), their statuses, and
+    its number of groups."""
+
+    keys: tuple[IntArray, IntArray]
+    basis: Basis
+    num_groups: int
 
 
 @dataclass
@@ -629,6 +742,7 @@ class _Node:
     slots: tuple[int, ...] = field(compare=False)
     qrem: int = field(compare=False)
     mask: int = field(compare=False)
+    start: _Start | None = field(default=None, compare=False)  # the parent LP's basis
 
 
 def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str, Any]:
@@ -670,7 +784,10 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
             idx = data.members(node.mask)
             if len(idx) == 1 and not release_child_ok(node, idx):
                 j = int(idx[0])  # one coflow left and no release event to place: the leaf
-                node = _Node(node.cheap, (j, *node.suffix), (node.qrem, *node.slots), node.qrem, 0)
+                node = _Node(
+                    node.cheap, (j, *node.suffix), (node.qrem, *node.slots), node.qrem, 0,
+                    node.start,
+                )  # fmt: skip
                 idx = idx[:0]
             stats["nodes"] += 1
             groups = ([idx.tolist()] if len(idx) else []) + [[j] for j in node.suffix]
@@ -678,7 +795,7 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
             suffix_w = [float(data.w[j]) for j in node.suffix]
             if not len(idx):  # a leaf: one event sequence, its order LP
                 lp = build_group_lp(data.instance, groups, slots, suffix_w)
-                res = data.solve_lp(lp)
+                res, _ = data.solve_node_lp(lp, node.start)
                 if res is None:
                     stats["infeasible"] += 1
                     continue
@@ -714,12 +831,15 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
             # bound on it: from the LP solved at w0 <= w, plus (w - w0) span(U)
             exact: dict[float, float] = {}
             w0 = min(float(data.w[j]) for j in eligible) if data.weighted_group else 0.0
+            start: _Start | None = None
             if node.suffix:
-                value = _group_value(data, groups, slots, [w0, *suffix_w])
-                if value is None:
+                lp = build_group_lp(data.instance, groups, slots, [w0, *suffix_w])
+                res, held = data.solve_node_lp(lp, node.start)
+                if res is None:
                     stats["infeasible"] += 1
                     continue
-                exact[w0] = value
+                exact[w0] = res.objective
+                start = data.node_start(lp, held)
             else:
                 exact[w0] = w0 * span  # U alone: its last completion is at least span(U)
 
@@ -736,7 +856,11 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
                 for weight in sorted({float(data.w[j]) for j in eligible} - {w0}):
                     if all(cheap[j] >= threshold() for j in eligible if data.w[j] == weight):
                         continue
-                    value = _group_value(data, groups, slots, [weight, *suffix_w])
+                    if held is None:
+                        value = _group_value(data, groups, slots, [weight, *suffix_w])
+                    else:
+                        got = data.resolve_weight(held, lp, weight)
+                        value = None if got is None else got.objective
                     assert value is not None  # the same constraints as at w0
                     exact[weight] = max(value, est(weight))
                     for j in eligible:
@@ -762,12 +886,12 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
                 continue
             children = [
                 _Node(cheap[j], (j, *node.suffix), (node.qrem, *node.slots), node.qrem,
-                      node.mask & ~(1 << j))
+                      node.mask & ~(1 << j), start)
                 for j in eligible
             ]  # fmt: skip
             if release:
                 children.append(
-                    _Node(release_bound, node.suffix, node.slots, node.qrem - 1, node.mask)
+                    _Node(release_bound, node.suffix, node.slots, node.qrem - 1, node.mask, start)
                 )
             children.sort(reverse=True)  # the lowest bound is popped first
             stack.extend(children)
@@ -1094,6 +1218,7 @@ def solve_exact_fluid(
     chain_bound: str = "auto",
     chain_budget: int = 2000,
     weighted_group: bool = True,
+    warm_start: bool = True,
 ) -> Solution:
     """The fluid optimum of ``Σ_j w_j C_j``: a verified schedule, proven optimal or, on the
     time limit, the best found with a proven bound (docs/theory.md#exact).
@@ -1133,6 +1258,11 @@ def solve_exact_fluid(
         Bound a node by the group LPs that weight the unordered set's event by the weight
         of the coflow completing last in it (module notes); ``False``: one group LP with
         weight 0, plus ``w_j · span(U)``.
+    warm_start
+        Solve each node's group LP from its parent's optimal basis in one HiGHS object that
+        is kept for the node's other weights (module notes); ``False``: every LP from
+        scratch through :func:`coflowlab.solvers.solve` (the same optima; for comparison).
+        Only with the HiGHS backend (``options.solver``).
 
     Returns
     -------
@@ -1198,6 +1328,7 @@ def solve_exact_fluid(
     data = _Data(
         instance, options, deadline, start, chain_bound=chain_bound, chain_budget=chain_budget,
         weighted_group=weighted_group,
+        warm_start=warm_start and options.solver == "highs",
     )  # fmt: skip
     inc = _Incumbent()
     details: dict[str, Any] = {"algorithm": algorithm}
@@ -1218,6 +1349,8 @@ def solve_exact_fluid(
         status, message = SolveStatus.INTERRUPTED, "interrupted: the best schedule found so far"
     details["lps"] = data.lps
     details["lp_seconds"] = round(data.lp_time, 6)
+    details["warm_start"] = data.warm_start
+    details["warm_fallbacks"] = data.warm_fallbacks
     details["chain_bound"] = "table" if data.chain is not None else "none"
     if data.lazy is not None:
         details["chain_bound"] = "lazy"

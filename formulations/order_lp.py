@@ -52,7 +52,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -66,6 +66,7 @@ from coflowlab.solvers import LinearModel, SolveResult, SolverOptions, SolveStat
 __all__ = [
     "OrderLP",
     "OrderLPSolution",
+    "basis_keys",
     "build_group_lp",
     "build_order_lp",
     "coflow_release_slot",
@@ -160,6 +161,9 @@ class OrderLP:
     x_agg, x_interval
         Per amount variable: its merged flow and its interval (interval ``p`` ends at event
         ``p``).
+    cap_cell
+        Per capacity row: its port (``0..m-1`` ingress, ``m..2m-1`` egress) times the number
+        of events, plus its interval.
     reason
         Why the sequence is infeasible, or ``""``.
     """
@@ -175,6 +179,7 @@ class OrderLP:
     flow_agg: IntArray
     x_agg: IntArray
     x_interval: IntArray
+    cap_cell: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
     reason: str = ""
 
     @property
@@ -351,7 +356,7 @@ def build_group_lp(
     return OrderLP(
         model, **base,  # type: ignore[arg-type]
         agg_src=a_src, agg_dst=a_dst, agg_size=agg_size, flow_agg=flow_agg,
-        x_agg=x_agg, x_interval=x_int,
+        x_agg=x_agg, x_interval=x_int, cap_cell=cells.astype(np.int64),
     )  # fmt: skip
 
 
@@ -379,6 +384,88 @@ def build_order_lp(
     19.0
     """
     return build_group_lp(instance, [[int(j)] for j in order], slots)
+
+
+def basis_keys(
+    lp: OrderLP, num_ports: int, num_releases: int, new_group: int | None = None
+) -> tuple[IntArray, IntArray] | None:
+    """Integer keys naming what each column and row of ``lp`` means, so that a simplex basis
+    of one group LP can be carried over to a related one
+    (:func:`coflowlab.solvers.highs_lp.carry_basis`; the warm starts of the branch and bound
+    in :mod:`coflowlab.formulations.exact_fluid`).
+
+    An event is named by what it is: release event ``i``, or the completion event with ``r``
+    completion events after it (counting from the end, the suffix of a branch-and-bound node
+    keeps its names in every descendant). A column is an event time or an amount (named by
+    its merged flow's ports, first allowed event, completion event, and its interval's end
+    event); a row is an order row (by its later event), a demand row (by its merged flow) or
+    a capacity row (by port and interval).
+
+    Parameters
+    ----------
+    lp
+        A group LP with a model.
+    num_ports, num_releases
+        The instance's ``m`` and number of release events (:func:`release_values`).
+    new_group
+        Name the completion event of this group as new (in no other LP), and the groups
+        before it as if it were absent: a branch-and-bound child, whose groups ``[U - j],
+        [j], suffix`` refine its parent's ``[U], suffix`` (``new_group=1``: ``U - j`` takes
+        ``U``'s names).
+
+    Returns
+    -------
+    tuple or None
+        The keys of the columns and of the rows; ``None`` when they would not fit in 63 bits
+        (then no basis is carried).
+
+    Examples
+    --------
+    A child's ``U - j`` event takes its parent's ``U`` names; the columns of ``j`` are new:
+
+    >>> from coflowlab.instances.examples import theory_i4
+    >>> inst = theory_i4()
+    >>> parent = build_group_lp(inst, [[0, 1, 2]], weights=[0.0])
+    >>> child = build_group_lp(inst, [[1, 2], [0]], weights=[0.0, 1.0])
+    >>> cols, _ = basis_keys(parent, inst.num_ports, 0)
+    >>> kids, _ = basis_keys(child, inst.num_ports, 0, new_group=1)
+    >>> bool(kids[0] == cols[0]), bool(kids[1] == cols[0])
+    (True, False)
+    """
+    if lp.model is None:
+        raise ValueError(f"the sequence is infeasible: {lp.reason}")
+    E = lp.num_events
+    K = len(lp.groups)
+    q = int(num_releases)
+    # names: 0 none, 1..q releases, q + 1 new, q + 2 + r completions (r < K <= n); the
+    # same radix for every group LP of the instance
+    radix = q + sum(len(g) for g in lp.groups) + 3
+    m = int(num_ports)
+    if (2 * m * m + 2) * radix**4 >= 2**62:
+        return None
+    rank = K - 1 - np.arange(K, dtype=np.int64)
+    if new_group is not None:
+        rank[:new_group] -= 1
+    name = np.zeros(E, dtype=np.int64)
+    rel = lp.event_release > 0
+    name[rel] = lp.event_release[rel]
+    name[lp.completion_event] = q + 2 + rank
+    if new_group is not None:
+        name[lp.completion_event[new_group]] = q + 1
+    A = len(lp.agg_size)
+    first = np.full(A, E, dtype=np.int64)
+    np.minimum.at(first, lp.x_agg, lp.x_interval)
+    last = np.zeros(A, dtype=np.int64)
+    np.maximum.at(last, lp.x_agg, lp.x_interval)
+    # a merged flow: its ports, the event it waits for (none: 0) and its completion event
+    opened = np.where(first > 0, name[np.maximum(first - 1, 0)], 0)
+    flow = ((lp.agg_src * m + lp.agg_dst) * radix + opened) * radix + name[last]
+    cols = np.concatenate([name, radix + flow[lp.x_agg] * radix + name[lp.x_interval]])
+    port, interval = np.divmod(lp.cap_cell, E)
+    rows = np.concatenate(
+        [name[1:], radix + flow, radix + (m * m + port) * radix * radix + name[interval]]
+    )
+    return cols, rows
 
 
 def fluid_schedule_from_intervals(

@@ -16,6 +16,8 @@ Backends:
 
 No backend writes to standard output (logs go to standard error with
 ``SolverOptions(log=True)``).
+:class:`WarmLP` keeps one HiGHS LP across solves, for warm starts from a basis (carried over
+from a related LP by :func:`carry_basis`).
 :func:`interruptible` turns Ctrl-C into a graceful stop (status ``interrupted``, with the
 incumbent and bound) and routes progress reports to a hook (:mod:`.control`).
 """
@@ -35,6 +37,8 @@ from .control import interrupt_requested as interrupt_requested
 from .control import interruptible as interruptible
 from .control import request_interrupt as request_interrupt
 from .control import stderr_progress as stderr_progress
+from .highs_lp import WarmLP as WarmLP
+from .highs_lp import carry_basis as carry_basis
 from .model import LinearModel as LinearModel
 from .model import ModelBuilder as ModelBuilder
 from .options import SOLVER_NAMES as SOLVER_NAMES
@@ -56,7 +60,9 @@ __all__ = [
     "SolveResult",
     "SolveStatus",
     "SolverOptions",
+    "WarmLP",
     "available_solvers",
+    "carry_basis",
     "current_control",
     "interrupt_requested",
     "interruptible",
