@@ -283,12 +283,26 @@ def allocate_dense(
     weight,
     max_rounds,
     rate,
+    sparse,
+    zero_cells,
+    bf_rowmajor,
 ):  # pragma: no cover - numba
     # The rounds of `allocate`, for coflows stored as dense matrices (see _ActiveFlows):
     # coflow order[g] is served g-th, its flows by index in the final backfill. A flow can
     # grow while both its ports are unsaturated, so frozen flows need no state of their own;
     # inside a coflow each flow gets the level of whichever of its ports fills first, and
     # ports are the rows and columns of the coflow's matrix.
+    #
+    # `sparse` skips work whose outcome is known, with the same floating-point operations
+    # in the same order (so the same bits as `sparse=False`, the reference):
+    # - `rate` is zero outside `zero_cells` (the cells `collect_sparse` found positive at the
+    #   previous call), so only those are cleared instead of every cell of every coflow;
+    # - step 1 counts the flows that can grow at each port by subtraction (from the live
+    #   counts) when that touches fewer cells;
+    # - the final backfill of a coflow whose flows by index are its cells in row-major order
+    #   (`bf_rowmajor`) walks only its cells at an unsaturated row and column that both
+    #   hold a live flow, row by row, instead of all its flows (the reference skips the
+    #   others without a change).
     np2 = cap.shape[0]
     nq = weight.shape[0]
     ng = order.shape[0]
@@ -308,7 +322,11 @@ def allocate_dense(
         coff[g] = nc
         nr += row_ptr[c + 1] - row_ptr[c]
         nc += col_ptr[c + 1] - col_ptr[c]
-        for k in range(cell_ptr[c], cell_ptr[c + 1]):
+        if not sparse:
+            for k in range(cell_ptr[c], cell_ptr[c + 1]):
+                rate[k] = 0.0
+    if sparse:
+        for k in zero_cells:
             rate[k] = 0.0
     roff[ng] = nr
     coff[ng] = nc
@@ -336,6 +354,9 @@ def allocate_dense(
     done = np.zeros(ns, dtype=np.bool_)
     cand = np.empty(ns, dtype=np.int64)
     lst = np.empty(ns, dtype=np.int64)  # a group's columns (then rows) in play
+    lst2 = np.empty(ns, dtype=np.int64)  # sparse: saturated live columns, free live rows
+    rows_f = np.empty(ns, dtype=np.int64)  # and saturated live rows of a group
+    rows_n = np.empty(ns, dtype=np.int64)
     ent = np.zeros(nq * np2)
     seen = np.zeros(nq * np2, dtype=np.bool_)
     pools = np.empty(nq * np2, dtype=np.int64)
@@ -358,6 +379,52 @@ def allocate_dense(
                 if free[c0 + j] and col_live[col_ptr[c] + j] > 0:
                     lst[nl] = j
                     nl += 1
+            if sparse:
+                # the same counts, by subtraction when fewer live cells sit at saturated
+                # ports than at free ones (integers: the order does not matter)
+                nnc = 0
+                for j in range(R):
+                    if col_live[col_ptr[c] + j] > 0 and not free[c0 + j]:
+                        lst2[nnc] = j
+                        nnc += 1
+                nfr = 0
+                nnr = 0
+                for i in range(M):
+                    if row_live[row_ptr[c] + i] > 0:
+                        if free[r0 + i]:
+                            rows_f[nfr] = i
+                            nfr += 1
+                        else:
+                            rows_n[nnr] = i
+                            nnr += 1
+                if nfr * nnc + nnr * nl < nfr * nl:
+                    for q in range(nfr):
+                        i = rows_f[q]
+                        k0 = base + i * R
+                        n = row_live[row_ptr[c] + i]
+                        for p in range(nnc):
+                            n -= live[k0 + lst2[p]]
+                        cnt[r0 + i] = n
+                    for p in range(nl):
+                        j = lst[p]
+                        cnt[c0 + j] = col_live[col_ptr[c] + j]
+                    for q in range(nnr):
+                        k0 = base + rows_n[q] * R
+                        for p in range(nl):
+                            j = lst[p]
+                            cnt[c0 + j] -= live[k0 + j]
+                else:
+                    for q in range(nfr):
+                        i = rows_f[q]
+                        k0 = base + i * R
+                        n = 0
+                        for p in range(nl):
+                            j = lst[p]
+                            v = live[k0 + j]
+                            n += v
+                            cnt[c0 + j] += v
+                        cnt[r0 + i] = n
+                continue
             all_free = nl == R
             for i in range(M):
                 all_free &= free[r0 + i] > 0 or row_live[row_ptr[c] + i] == 0
@@ -554,6 +621,33 @@ def allocate_dense(
             cols_free |= free[s] > 0
         if not (rows_free and cols_free):
             continue  # every flow of the coflow is at a saturated port
+        if sparse and bf_rowmajor[c]:
+            R = col_ptr[c + 1] - col_ptr[c]
+            nfc = 0
+            for j in range(R):
+                if free[c0 + j] and col_live[col_ptr[c] + j] > 0:
+                    lst[nfc] = j
+                    nfc += 1
+            base = cell_ptr[c]
+            for i in range(row_ptr[c + 1] - row_ptr[c]):
+                if not free[r0 + i] or row_live[row_ptr[c] + i] == 0:
+                    continue
+                a = sport[r0 + i]
+                k0 = base + i * R
+                for q in range(nfc):
+                    if res[a] <= 0.0:
+                        break  # x = 0 for the rest of the row
+                    j = lst[q]
+                    k = k0 + j
+                    if not live[k]:
+                        continue
+                    b = sport[c0 + j]
+                    x = min(res[a], res[b])
+                    if x > 0.0:
+                        rate[k] += x
+                        res[a] -= x
+                        res[b] -= x
+            continue
         for q in range(bf_ptr[c], bf_ptr[c + 1]):
             k = bf_cell[q]
             i = bf_row[q]
@@ -595,6 +689,117 @@ def collect(order, cell_ptr, live, cell_flow, rate, last_rate):  # pragma: no co
                 n += 1
         group_rate[g] = s
     return flows[:n], rates[:n], group_rate
+
+
+@njit(cache=True)
+def collect_sparse(
+    order,
+    row_ptr,
+    col_ptr,
+    cell_ptr,
+    row_live,
+    col_live,
+    live,
+    cell_flow,
+    rate,
+    last_rate,
+    positive,
+):  # pragma: no cover - numba
+    # `collect`, visiting only the cells of rows and columns that hold a live flow (in the
+    # same row-major order, so each coflow's total is summed in the same order), and the
+    # cells with a positive rate (into `positive`; returns their count) for the next
+    # `allocate_dense(sparse=True)` to clear
+    total = 0
+    width = 0
+    for c in order:
+        total += cell_ptr[c + 1] - cell_ptr[c]
+        width = max(width, col_ptr[c + 1] - col_ptr[c])
+    flows = np.empty(total, dtype=np.int64)
+    rates = np.empty(total)
+    cols = np.empty(width, dtype=np.int64)
+    group_rate = np.zeros(order.shape[0])
+    n = 0
+    npos = 0
+    for g in range(order.shape[0]):
+        c = order[g]
+        R = col_ptr[c + 1] - col_ptr[c]
+        ncols = 0
+        for j in range(R):
+            if col_live[col_ptr[c] + j] > 0:
+                cols[ncols] = j
+                ncols += 1
+        s = 0.0
+        for i in range(row_ptr[c + 1] - row_ptr[c]):
+            if row_live[row_ptr[c] + i] == 0:
+                continue
+            k0 = cell_ptr[c] + i * R
+            for q in range(ncols):
+                k = k0 + cols[q]
+                if not live[k]:
+                    continue
+                x = rate[k]
+                s += x
+                if x > 0.0:
+                    positive[npos] = k
+                    npos += 1
+                f = cell_flow[k]
+                if x != last_rate[f]:
+                    last_rate[f] = x
+                    flows[n] = f
+                    rates[n] = x
+                    n += 1
+        group_rate[g] = s
+    return flows[:n], rates[:n], group_rate, npos
+
+
+@njit(cache=True)
+def mark_flows(
+    arrived,
+    completed,
+    flow_coflow,
+    cell_of,
+    row_of,
+    col_of,
+    alive,
+    last_rate,
+    nlive,
+    live,
+    row_live,
+    col_live,
+    stamp,
+):  # pragma: no cover - numba
+    # _ActiveFlows.update of the dense layout in one pass: flips the flows' cells, counts
+    # active flows per coflow, row and column, and returns the coflows touched, sorted
+    # (`stamp` is per-coflow scratch, all zero between calls)
+    touched = np.empty(arrived.shape[0] + completed.shape[0], dtype=np.int64)
+    n = 0
+    for f in arrived:
+        alive[f] = True
+        live[cell_of[f]] = 1
+        nlive[flow_coflow[f]] += 1
+        row_live[row_of[f]] += 1
+        col_live[col_of[f]] += 1
+        c = flow_coflow[f]
+        if stamp[c] == 0:
+            stamp[c] = 1
+            touched[n] = c
+            n += 1
+    for f in completed:
+        alive[f] = False
+        last_rate[f] = 0.0
+        live[cell_of[f]] = 0
+        nlive[flow_coflow[f]] -= 1
+        row_live[row_of[f]] -= 1
+        col_live[col_of[f]] -= 1
+        c = flow_coflow[f]
+        if stamp[c] == 0:
+            stamp[c] = 1
+            touched[n] = c
+            n += 1
+    out = np.sort(touched[:n])
+    for c in out:
+        stamp[c] = 0
+    return out
 
 
 @njit(cache=True)

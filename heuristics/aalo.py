@@ -425,9 +425,10 @@ class _ActiveFlows:
     every event (:func:`dclas_allocation`'s kernel, flows by index).
     """
 
-    def __init__(self, view: InstanceView) -> None:
+    def __init__(self, view: InstanceView, sparse: bool = True) -> None:
         n, nf, m = view.num_coflows, view.num_flows, view.num_ports
         self.np2 = 2 * m
+        self.sparse = bool(sparse)
         c = self.flow_coflow = np.ascontiguousarray(view.flow_coflow, dtype=np.int64)
         self.src = np.ascontiguousarray(view.flow_src, dtype=np.int64)
         self.dst = np.ascontiguousarray(view.flow_dst, dtype=np.int64)
@@ -465,6 +466,17 @@ class _ActiveFlows:
         self.bf_cell = self.cell_of[by_index]
         self.bf_row = (row - self.row_ptr[c])[by_index].astype(np.int64)  # within the coflow
         self.bf_col = (col - self.col_ptr[c])[by_index].astype(np.int64)
+        # coflows whose flows by index are their cells in row-major order: the sparse
+        # backfill walks their cells instead (same order, see allocate_dense)
+        # (a coflow's cells follow the previous coflow's, so only steps inside one can fail)
+        back = np.flatnonzero(np.diff(self.bf_cell) <= 0) + 1
+        self.bf_rowmajor = np.ones(n, dtype=np.uint8)
+        self.bf_rowmajor[c[by_index][back]] = 0
+        # cells with a positive rate after the last allocation (sparse path: the only ones
+        # that are not zero in `rate`)
+        self.positive = np.zeros(self.cell_ptr[-1], dtype=np.int64)
+        self.npositive = 0
+        self._stamp = np.zeros(n, dtype=np.uint8)
         self.live = np.zeros(self.cell_ptr[-1], dtype=np.uint8)
         self.row_live = np.zeros(len(rows), dtype=np.int64)  # active flows per row
         self.col_live = np.zeros(len(cols), dtype=np.int64)
@@ -473,6 +485,12 @@ class _ActiveFlows:
     def update(self, arrived: IntArray, completed: IntArray) -> IntArray:
         """Marks arrivals and completions; returns the coflows whose flows changed (sorted)."""
         self.num_alive += len(arrived) - len(completed)
+        if self.dense and self.sparse:
+            return kernels()["mark_flows"](
+                arrived, completed, self.flow_coflow, self.cell_of, self.row_of, self.col_of,
+                self.alive, self.last_rate, self.nlive, self.live, self.row_live,
+                self.col_live, self._stamp,
+            )  # fmt: skip
         self.alive[arrived] = True
         self.alive[completed] = False
         self.last_rate[completed] = 0.0  # the simulator stops a finished flow itself
@@ -498,10 +516,17 @@ class _ActiveFlows:
             order, self.row_ptr, self.col_ptr, self.cell_ptr, self.row_port, self.col_port,
             self.key_base, self.live, self.row_live, self.col_live, self.bf_ptr, self.bf_cell,
             self.bf_row, self.bf_col, cap, weights, MAX_ROUNDS, self.rate,
+            self.sparse, self.positive[: self.npositive], self.bf_rowmajor,
         )  # fmt: skip
-        return k["collect"](
-            order, self.cell_ptr, self.live, self.cell_flow, self.rate, self.last_rate
-        )
+        if not self.sparse:
+            return k["collect"](
+                order, self.cell_ptr, self.live, self.cell_flow, self.rate, self.last_rate
+            )
+        flows, rates, group_rate, self.npositive = k["collect_sparse"](
+            order, self.row_ptr, self.col_ptr, self.cell_ptr, self.row_live, self.col_live,
+            self.live, self.cell_flow, self.rate, self.last_rate, self.positive,
+        )  # fmt: skip
+        return flows, rates, group_rate
 
     def _allocate_regrouped(
         self, order: IntArray, cap: FloatArray, weights: FloatArray
@@ -546,6 +571,15 @@ class Aalo:
     thresholds
         Optional explicit ``Q_1^hi < ... < Q_{K-1}^hi`` (e.g. linearly spaced queues, thesis
         Fig. 6.12d), overriding ``first_threshold`` and ``factor``.
+    sparse
+        ``True`` (default): the coordinated allocation skips the cells whose outcome is known
+        (clears only the rates that were positive, counts the flows that can grow by
+        subtraction when cheaper, backfills and collects only cells of live rows and
+        columns, marks arrivals and completions in one compiled pass); ``False``: the
+        reference path, which touches every cell of every active coflow at every event. Both
+        do the same floating-point operations in the same order, so rates, events and
+        completion times are bit-identical (``tests/heuristics/test_aalo_sparse.py``). The
+        uncoordinated variant does not use this path.
 
     Attributes
     ----------
@@ -626,6 +660,7 @@ class Aalo:
         weights: WeightsLike = "linear",
         coordinated: bool = True,
         thresholds: Sequence[float] | None = None,
+        sparse: bool = True,
     ) -> None:
         if isinstance(num_queues, bool) or not isinstance(num_queues, int) or num_queues < 1:
             raise ValueError(f"num_queues must be an integer >= 1, got {num_queues!r}")
@@ -634,6 +669,7 @@ class Aalo:
         self.num_queues = num_queues
         self.delta = float(delta)
         self.coordinated = bool(coordinated)
+        self.sparse = bool(sparse)
         self.bounds: FloatArray = _queue_bounds(num_queues, first_threshold, factor, thresholds)
         self.queue_weights, self.strict = _queue_weights(weights, num_queues)
         self.demotions: list[tuple[float, int, int, int]] = []
@@ -668,7 +704,7 @@ class Aalo:
         # coordinated: the active flows, the FIFO order, and each coflow's bytes sent as of
         # `_t_sent` (integrated from the policy's own rates; `_err` bounds the difference to
         # the simulator's count)
-        self._flows = _ActiveFlows(view)
+        self._flows = _ActiveFlows(view, self.sparse)
         self._weights = np.ones(1) if self.strict else self.queue_weights
         self._active: IntArray = np.zeros(0, dtype=np.int64)
         self._is_active = np.zeros(n, dtype=bool)

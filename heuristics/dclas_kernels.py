@@ -26,6 +26,8 @@ def kernels() -> dict[str, Any]:
         "allocate": k.allocate,
         "allocate_dense": k.allocate_dense,
         "collect": k.collect,
+        "collect_sparse": k.collect_sparse,
+        "mark_flows": k.mark_flows,
         "wakeups": k.wakeups,
         "fill_group": k.fill_group,
         "fifo_update": k.fifo_update,
