@@ -414,16 +414,7 @@ def allocate_dense(
                             j = lst[p]
                             cnt[c0 + j] -= live[k0 + j]
                 else:
-                    for q in range(nfr):
-                        i = rows_f[q]
-                        k0 = base + i * R
-                        n = 0
-                        for p in range(nl):
-                            j = lst[p]
-                            v = live[k0 + j]
-                            n += v
-                            cnt[c0 + j] += v
-                        cnt[r0 + i] = n
+                    count_rows(live, cnt, base, R, r0, c0, rows_f, 0, nfr, lst, nl)
                 continue
             all_free = nl == R
             for i in range(M):
@@ -498,16 +489,7 @@ def allocate_dense(
                 # some flows get nothing: count the others again
                 for q in range(ncol):
                     cnt[c0 + lst[q]] = 0
-                for q in range(ncol, nl):
-                    i = lst[q]
-                    k0 = base + i * R
-                    n = 0
-                    for p in range(ncol):
-                        j = lst[p]
-                        v = live[k0 + j]
-                        n += v
-                        cnt[c0 + j] += v
-                    cnt[r0 + i] = n
+                count_rows(live, cnt, base, R, r0, c0, lst, ncol, nl, lst, ncol)
             for q in range(ncol, nl):
                 left += cnt[r0 + lst[q]]
             if left == 0:
@@ -1253,3 +1235,20 @@ def wakeups(now, sent, slack, rate, queue, his, delta, cross_tol):  # pragma: no
             k = max(np.ceil(t_cross / delta - 1e-9), np.floor(now / delta + 1e-9) + 1)
             out[side] = k * delta
     return out
+
+
+@njit(cache=True, inline="always")
+def count_rows(live, cnt, base, R, r0, c0, rows, q0, q1, cols, ncols):
+    # pragma: no cover - numba
+    # Live cells of rows rows[q0:q1] in columns cols[:ncols]: each row's count into
+    # cnt[r0 + i], added to each column's cnt[c0 + j] (which the caller has set).
+    for q in range(q0, q1):
+        i = rows[q]
+        k0 = base + i * R
+        n = 0
+        for p in range(ncols):
+            j = cols[p]
+            v = live[k0 + j]
+            n += v
+            cnt[c0 + j] += v
+        cnt[r0 + i] = n

@@ -98,26 +98,7 @@ def solve_highs(
         h.setOptionValue("threads", int(threads))
     h.setOptionValue("random_seed", 0)  # determinism across runs
 
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_col_ = model.num_vars
-    lp.num_row_ = model.num_rows
-    lp.col_cost_ = model.c
-    lp.offset_ = model.offset
-    lp.col_lower_ = np.where(np.isinf(model.col_lower), -inf, model.col_lower)
-    lp.col_upper_ = np.where(np.isinf(model.col_upper), inf, model.col_upper)
-    lp.row_lower_ = np.where(np.isinf(model.row_lower), -inf, model.row_lower)
-    lp.row_upper_ = np.where(np.isinf(model.row_upper), inf, model.row_upper)
-    csc = model.A.tocsc()
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.num_col_ = model.num_vars
-    lp.a_matrix_.num_row_ = model.num_rows
-    lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = csc.indices.astype(np.int32)
-    lp.a_matrix_.value_ = csc.data
-    if model.is_mip:
-        kinds = highspy.HighsVarType
-        lp.integrality_ = [kinds.kInteger if k else kinds.kContinuous for k in model.integrality]
+    lp = highs_lp(highspy, model)
     begin = time.perf_counter()
     if h.passModel(lp) == highspy.HighsStatus.kError:
         return _error(model, "HiGHS rejected the model", time.perf_counter() - begin)
@@ -169,6 +150,31 @@ def solve_highs(
             kind = SolveStatus.TIME_LIMIT_NO_SOLUTION
         return _result(kind, math.nan, bound, runtime, None, text)
     return _result(SolveStatus.ERROR, math.nan, math.nan, runtime, None, text)
+
+
+def highs_lp(highspy: Any, model: LinearModel) -> Any:
+    """``model`` as a HiGHS ``HighsLp`` (column-wise matrix; integrality for a MIP)."""
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_ = model.num_vars
+    lp.num_row_ = model.num_rows
+    lp.col_cost_ = model.c
+    lp.offset_ = model.offset
+    lp.col_lower_ = np.where(np.isinf(model.col_lower), -inf, model.col_lower)
+    lp.col_upper_ = np.where(np.isinf(model.col_upper), inf, model.col_upper)
+    lp.row_lower_ = np.where(np.isinf(model.row_lower), -inf, model.row_lower)
+    lp.row_upper_ = np.where(np.isinf(model.row_upper), inf, model.row_upper)
+    csc = model.A.tocsc()
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.num_col_ = model.num_vars
+    lp.a_matrix_.num_row_ = model.num_rows
+    lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = csc.indices.astype(np.int32)
+    lp.a_matrix_.value_ = csc.data
+    if model.is_mip:
+        kinds = highspy.HighsVarType
+        lp.integrality_ = [kinds.kInteger if k else kinds.kContinuous for k in model.integrality]
+    return lp
 
 
 def _presolve_suspect(highspy: Any, h: Any, model: LinearModel) -> bool:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .highs import _new_highs
+from .highs import _new_highs, highs_lp
 from .model import LinearModel
 from .result import SolveResult, SolveStatus, relative_gap
 
@@ -130,23 +130,7 @@ class WarmLP:
         h = _new_highs(False)
         h.setOptionValue("output_flag", False)
         h.setOptionValue("random_seed", 0)  # determinism across runs
-        inf = highspy.kHighsInf
-        lp = highspy.HighsLp()
-        lp.num_col_ = model.num_vars
-        lp.num_row_ = model.num_rows
-        lp.col_cost_ = model.c
-        lp.offset_ = model.offset
-        lp.col_lower_ = np.where(np.isinf(model.col_lower), -inf, model.col_lower)
-        lp.col_upper_ = np.where(np.isinf(model.col_upper), inf, model.col_upper)
-        lp.row_lower_ = np.where(np.isinf(model.row_lower), -inf, model.row_lower)
-        lp.row_upper_ = np.where(np.isinf(model.row_upper), inf, model.row_upper)
-        csc = model.A.tocsc()
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.num_col_ = model.num_vars
-        lp.a_matrix_.num_row_ = model.num_rows
-        lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = csc.indices.astype(np.int32)
-        lp.a_matrix_.value_ = csc.data
+        lp = highs_lp(highspy, model)
         if h.passModel(lp) == highspy.HighsStatus.kError:
             raise ValueError(f"{model.name}: HiGHS rejected the model")
         self._h = h
