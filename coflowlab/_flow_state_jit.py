@@ -144,6 +144,29 @@ def finish(flows, t, rows, alive, tree, off):  # pragma: no cover
 
 
 @njit(cache=True)
+def complete(
+    thr, t, tree, off, rows, alive, flow_coflow, coflow_left, coflow_sent_done, flow_done_at
+):  # pragma: no cover - numba
+    # an ordinary event's completions in one call: the flows due by thr (increasing flow
+    # order) stop at t, and each one's coflow counts it, in that order (as np.subtract.at and
+    # np.add.at would, so the bytes add up to the same floats); returns the flows and the
+    # coflows they complete, in increasing order (as np.unique lists them)
+    fin = due(tree, off, thr)
+    finish(fin, t, rows, alive, tree, off)
+    done = np.empty(fin.shape[0], dtype=np.int64)
+    nd = 0
+    for f in fin:
+        k = flow_coflow[f]
+        coflow_left[k] -= 1
+        coflow_sent_done[k] += rows[f, SIZE]
+        flow_done_at[f] = t
+        if coflow_left[k] == 0:  # its last flow: each coflow is listed once
+            done[nd] = k
+            nd += 1
+    return fin, np.sort(done[:nd])
+
+
+@njit(cache=True)
 def drain(
     t_limit, tol, tree, off, rows, alive, flow_coflow, coflow_left, coflow_sent_done
 ):  # pragma: no cover - numba

@@ -90,6 +90,23 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return v
 
 
+def state_columns(
+    instance: Any, clairvoyant: bool, flow_group: IntArray | None = None
+) -> dict[str, Any]:
+    """The per-flow columns a state may gather for its active flows (see
+    :class:`ObservedState`): sizes only when ``clairvoyant``; ``flow_group`` replaces the
+    coflow column when labels are hidden."""
+    columns = {
+        "src": instance.flow_src,
+        "dst": instance.flow_dst,
+        "coflow": instance.flow_coflow if flow_group is None else flow_group,
+        "arrival": instance.flow_release,
+    }
+    if clairvoyant:
+        columns["size"] = instance.flow_size
+    return columns
+
+
 class ObservedState:
     """What a non-clairvoyant policy sees at an event.
 
@@ -168,21 +185,21 @@ class ObservedState:
         woken: bool,
         completed_at: FloatArray | None = None,
         flow_group: IntArray | None = None,
+        columns: dict[str, Any] | None = None,
     ) -> None:
         # the per-flow columns this kind of state may read; sizes only when clairvoyant;
-        # flow_group replaces the coflow column when labels are hidden (the identity)
-        self._columns = {
-            "src": instance.flow_src,
-            "dst": instance.flow_dst,
-            "coflow": instance.flow_coflow if flow_group is None else flow_group,
-            "arrival": instance.flow_release,
-        }
-        if clairvoyant:
-            self._columns["size"] = instance.flow_size
+        # flow_group replaces the coflow column when labels are hidden (the identity). The
+        # simulator builds them once per run (state_columns) rather than at every event.
+        self._columns = (
+            state_columns(instance, clairvoyant, flow_group) if columns is None else columns
+        )
         self.time = time
         # listed on first use: a policy that never reads it never pays for it
         self._flows = flows if callable(flows) else _readonly(flows)
-        self.coflow_arrival = _readonly(coflow_arrival)
+        # a view made read-only once (by the simulator) need not be wrapped again
+        self.coflow_arrival = (
+            _readonly(coflow_arrival) if coflow_arrival.flags.writeable else coflow_arrival
+        )
         self.arrived = arrived
         self.completed = completed
         self.completed_coflows = completed_coflows

@@ -30,9 +30,17 @@ import numpy.typing as npt
 from .constants import TOL
 from .exceptions import CoflowlabError
 from .fairness import FairnessMeter
-from .flow_state import FlowState
+from .flow_state import FlowState, completion_threshold
 from .instance import Instance
-from .policy import ClairvoyantState, Decision, InstanceView, ObservedState, Policy
+from .policy import (
+    ClairvoyantState,
+    Decision,
+    InstanceView,
+    ObservedState,
+    Policy,
+    _readonly,
+    state_columns,
+)
 from .schedules import FluidSchedule
 from .verifier import FluidVerifier, VerificationReport, verify
 
@@ -40,6 +48,11 @@ __all__ = ["SimulationError", "SimulationResult", "instance_view", "simulate"]
 
 STREAM_RECORDS = 1 << 21
 """Records buffered before they are fed to the streaming verifier (``record=False``)."""
+
+_NO_FLOWS = np.zeros(0, dtype=np.int64)
+_NO_TIMES = np.zeros(0)
+# "nothing arrived / completed", shared by every event rather than allocated at each (most
+# events have no arrival and many no completion); empty, so nothing can write into them
 
 
 class SimulationError(CoflowlabError):
@@ -199,7 +212,7 @@ class _Arrivals:
         while self.heap and self.heap[0][0] <= t:
             batches.append(heapq.heappop(self.heap)[3])
         if not batches:
-            return np.zeros(0, dtype=np.int64)
+            return _NO_FLOWS
         return np.concatenate(batches) if len(batches) > 1 else batches[0]
 
     def coflows_completed(self, coflows: np.ndarray, t: float) -> None:
@@ -279,8 +292,9 @@ class _Recorder:
         self._added(start, k, t, t)
         return status
 
-    def add(self, t: float, flows: np.ndarray, rates: np.ndarray) -> None:
-        """Records that from ``t`` on, each of ``flows`` sends at its ``rates`` entry."""
+    def add(self, t: float, flows: np.ndarray, rates: np.ndarray | float) -> None:
+        """Records that from ``t`` on, each of ``flows`` sends at its ``rates`` entry (or
+        all at ``rates``, a number)."""
         self._write(t, flows, rates, t, t)
 
     def extend(self, times: np.ndarray, flows: np.ndarray, rates: np.ndarray) -> None:
@@ -290,8 +304,8 @@ class _Recorder:
             self._write(times, flows, rates, float(times[0]), float(times[-1]))
 
     def _write(
-        self, times: float | np.ndarray, flows: np.ndarray, rates: np.ndarray, first: float,
-        last: float,
+        self, times: float | np.ndarray, flows: np.ndarray, rates: np.ndarray | float,
+        first: float, last: float,
     ) -> None:  # fmt: skip
         k = len(flows)
         start = 0
@@ -427,6 +441,15 @@ def simulate(
     is_rejected = np.zeros(n, dtype=bool)
 
     fl = FlowState(inst, tol)
+    # built once per run, not at every event: the columns a state gathers from, the per-coflow
+    # arrays it shows (read-only views that follow the simulator's updates) and its callbacks
+    columns = state_columns(inst, clairvoyant, flow_ident)
+    seen_arrival = _readonly(flow_arrival if hide else coflow_arrival)
+    seen_sent_done = flow_sent_done if hide else coflow_sent_done
+
+    def active_flows() -> np.ndarray:
+        return fl.active
+
     t = arrivals.next_time()
     wakeup = math.inf
     notify = "flow"
@@ -446,8 +469,9 @@ def simulate(
         completed_coflows_since.append(done)
 
     while True:
-        arrived = arrivals.pop_until(t)
-        if len(arrived):
+        heap = arrivals.heap
+        if heap and heap[0][0] <= t:
+            arrived = arrivals.pop_until(t)
             arrived = arrived[~is_rejected[inst.flow_coflow[arrived]]]
             cof = inst.flow_coflow[arrived]
             coflow_arrival[cof] = np.minimum(coflow_arrival[cof], t)
@@ -468,17 +492,18 @@ def simulate(
                 inst,
                 clairvoyant,
                 time=t,
-                flows=lambda: fl.active,
+                flows=active_flows,
                 rate=fl.rate,
                 sent_of=fl.sent,
-                coflow_sent_done=flow_sent_done if hide else coflow_sent_done,
-                coflow_arrival=flow_arrival if hide else coflow_arrival,
+                coflow_sent_done=seen_sent_done,
+                coflow_arrival=seen_arrival,
                 arrived=_cat(arrived_since),
                 completed=completed,
-                completed_at=flow_done_at[completed],
+                completed_at=flow_done_at[completed] if len(completed) else _NO_TIMES,
                 completed_coflows=completed if hide else _cat(completed_coflows_since),
                 woken=woken,
                 flow_group=flow_ident,
+                columns=columns,
             )
             arrived_since, completed_since, completed_coflows_since = [], [], []
             decision = policy.decide(state)
@@ -522,7 +547,8 @@ def simulate(
                     continue
 
         # next event: an arrival, a completion or a wake-up
-        t_next = min(arrivals.next_time(), fl.next_completion(), t_wake)
+        t_done = fl.next_completion()
+        t_next = min(arrivals.next_time(), t_done, t_wake)
         if math.isinf(t_next):
             if fl.count:
                 raise SimulationError(
@@ -533,17 +559,17 @@ def simulate(
         recorder.flush_if_large(t_next)
         woken = t_next >= wakeup
         t = t_next
-        fin = fl.due(t, tol)
-        if len(fin):
-            flow_done_at[fin] = t
-            recorder.add(t, fin, np.zeros(len(fin)))
-            fl.finish(fin, t)
-            fin_coflow = inst.flow_coflow[fin]
-            np.subtract.at(coflow_left, fin_coflow, 1)
-            np.add.at(coflow_sent_done, fin_coflow, inst.flow_size[fin])
+        # a flow is due iff the earliest projected completion is (FlowState.due): an event
+        # without completions makes no compiled call
+        if t_done <= completion_threshold(t, tol):
+            fin, done = fl.complete(t, tol, coflow_left, coflow_sent_done, flow_done_at)
+            recorder.add(t, fin, 0.0)
             if hide:
                 flow_sent_done[fin] = inst.flow_size[fin]
-            coflows_done(fin, t)
+            if len(done):
+                coflow_done_at[done] = t
+                arrivals.coflows_completed(done, t)
+                completed_coflows_since.append(done)
             completed_since.append(fin)
 
     schedule = recorder.finish()
@@ -575,7 +601,7 @@ def simulate(
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:
     if not parts:
-        return np.zeros(0, dtype=np.int64)
+        return _NO_FLOWS
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 

@@ -489,8 +489,18 @@ def pair_head(pr, poff, pcnt, parr):  # pragma: no cover - numba
     return parr[poff[pr] + n - 1]
 
 
+@njit(cache=True, inline="always")
+def head_cached(pr, poff, pcnt, parr, key, phead, phkey):  # pragma: no cover - numba
+    # refreshes the pair's cached head and its key (phead, phkey: by pair, a small array
+    # that stays in cache, where the head's own entries are scattered over the flows)
+    h = pair_head(pr, poff, pcnt, parr)
+    phead[pr] = h
+    if h >= 0:
+        phkey[pr] = key[h]
+
+
 @njit(cache=True)
-def pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3):  # pragma: no cover
+def pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3, phead, phkey):  # pragma: no cover
     # inserts f into its pair's list; returns whether it is the new head
     base = poff[pr]
     n = pcnt[pr]
@@ -505,11 +515,12 @@ def pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3):  # pragma: no cove
         parr[j] = parr[j - 1]
     parr[base + lo] = f
     pcnt[pr] = n + 1
+    head_cached(pr, poff, pcnt, parr, key, phead, phkey)
     return lo == n
 
 
 @njit(cache=True)
-def pair_remove(pr, f, poff, pcnt, parr):  # pragma: no cover - numba
+def pair_remove(pr, f, poff, pcnt, parr, key, phead, phkey):  # pragma: no cover - numba
     # removes f (usually the head, so searched from the end)
     base = poff[pr]
     n = pcnt[pr]
@@ -519,47 +530,57 @@ def pair_remove(pr, f, poff, pcnt, parr):  # pragma: no cover - numba
     for r in range(j, base + n - 1):
         parr[r] = parr[r + 1]
     pcnt[pr] = n - 1
+    head_cached(pr, poff, pcnt, parr, key, phead, phkey)
 
 
 @njit(cache=True)
 def scan(
-    p, frm, m_in, ptr, plist, poff, pcnt, parr, src, dst, hold, key, tb1, tb2, tb3
+    p, frm, m_in, ptr, plist, phead, phkey, src, dst, hold, key, tb1, tb2, tb3
 ):  # pragma: no cover - numba
     # the best-ranked pair head at the free port p, ranked after frm (-1: anywhere), whose
     # other port is not held by a flow ranked ahead of it; -1 if none. Heads whose other
     # port is held ahead of them stay blocked whatever happens at p, so they are skipped
-    # here rather than one by one in the sweep.
+    # here rather than one by one in the sweep. The heads and their keys come from the
+    # per-pair cache: a port has about as many pairs as there are ports, and reading each
+    # head's key from the flows' arrays would cost a cache miss per pair.
     best = -1
+    bk = 0.0
+    fk = key[frm] if frm >= 0 else 0.0
     for k in range(ptr[p], ptr[p + 1]):
-        h = pair_head(plist[k], poff, pcnt, parr)
+        pr = plist[k]
+        h = phead[pr]
         if h < 0:
             continue
-        if best >= 0 and not ahead(h, best, key, tb1, tb2, tb3):
+        hk = phkey[pr]
+        if best >= 0 and not before(hk, h, bk, best, tb1, tb2, tb3):
             continue
-        if frm >= 0 and not ahead(frm, h, key, tb1, tb2, tb3):
+        if frm >= 0 and not before(fk, frm, hk, h, tb1, tb2, tb3):
             continue
         o = hold[m_in + dst[h]] if p < m_in else hold[src[h]]
-        if o >= 0 and o != h and ahead(o, h, key, tb1, tb2, tb3):
+        if o >= 0 and o != h and before(key[o], o, hk, h, tb1, tb2, tb3):
             continue
         best = h
+        bk = hk
     return best
 
 
 @njit(cache=True)
 def pred_query(
-    p, b, ptr, plist, pair_of, poff, pcnt, parr, key, tb1, tb2, tb3
+    p, b, ptr, plist, pair_of, poff, pcnt, parr, phead, phkey, key, tb1, tb2, tb3
 ):  # pragma: no cover - numba
     # the flow ranked just before b among all active flows at port p: over the pairs at
-    # p, the latest-ranked flow ranked before b (b's own pair has none: b is its head)
+    # p, the latest-ranked flow ranked before b (b's own pair has none: b is its head);
+    # a pair whose (cached) head ranks after b has none either
     best = -1
+    kb = key[b]
+    pb = pair_of[b]
     for k in range(ptr[p], ptr[p + 1]):
         pr = plist[k]
+        h = phead[pr]
+        if h < 0 or pr == pb or not before(phkey[pr], h, kb, b, tb1, tb2, tb3):
+            continue
         n = pcnt[pr]
-        if n == 0 or pr == pair_of[b]:
-            continue
         base = poff[pr]
-        if not ahead(parr[base + n - 1], b, key, tb1, tb2, tb3):
-            continue
         lo, hi = 0, n - 1
         while lo < hi:  # first entry ranked before b
             mid = (lo + hi) // 2
@@ -667,6 +688,8 @@ def match_step(
     pred,
     dirty,
     mark,
+    phead,
+    phkey,
 ):  # pragma: no cover - numba
     # One event with every port capacity equal to cap. The greedy then gives cap to a
     # flow whose two ports are free and 0 otherwise: a greedy matching in rank order,
@@ -689,8 +712,8 @@ def match_step(
         if status[f] == INACTIVE:
             continue
         pr = pair_of[f]
-        was_head = pair_head(pr, poff, pcnt, parr) == f
-        pair_remove(pr, f, poff, pcnt, parr)
+        was_head = phead[pr] == f
+        pair_remove(pr, f, poff, pcnt, parr, key, phead, phkey)
         for p in (src[f], m_in + dst[f]):
             if hold[p] == f:
                 hold[p] = -1
@@ -702,7 +725,7 @@ def match_step(
         status[f] = INACTIVE
         rate[f] = 0.0
         if was_head and pcnt[pr] > 0:
-            g = pair_head(pr, poff, pcnt, parr)
+            g = phead[pr]
             hp = heap_push(hp, nh, g * nv, nv, key, tb1, tb2, tb3)
             nh += 1
     # 2. the sending flows (the holders) are re-keyed: they move up the ranking, which
@@ -713,6 +736,8 @@ def match_step(
             continue
         rem[f] = size[f] - (base_sent[f] + rate[f] * (t - base_t[f]))
         key[f] = rem[f] - rate[f] * tau
+        if phead[pair_of[f]] == f:  # (a holder is its pair's head)
+            phkey[pair_of[f]] = key[f]
         if exact:
             for q in (p, m_in + dst[f]):
                 a = pred[q]
@@ -728,8 +753,8 @@ def match_step(
         rem[f] = size[f] - (base_sent[f] + rate[f] * (t - base_t[f]))
         key[f] = rem[f] - rate[f] * tau
         pr = pair_of[f]
-        old = pair_head(pr, poff, pcnt, parr)
-        if pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3):
+        old = phead[pr]
+        if pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3, phead, phkey):
             if old >= 0 and hold[src[f]] == old:
                 hold[src[f]] = -1
                 hold[m_in + dst[f]] = -1
@@ -750,7 +775,7 @@ def match_step(
             pred_insert(m_in + dst[f], f, hold, pred, key, tb1, tb2, tb3)
     for w in range(nfr):
         p = freed[w]
-        g = scan(p, -1, m_in, ptr, plist, poff, pcnt, parr, src, dst, hold, key, tb1, tb2, tb3)
+        g = scan(p, -1, m_in, ptr, plist, phead, phkey, src, dst, hold, key, tb1, tb2, tb3)
         if g >= 0:
             hp = heap_push(hp, nh, g * nv + 1 + p, nv, key, tb1, tb2, tb3)
             nh += 1
@@ -768,7 +793,7 @@ def match_step(
         last = e
         h = e // nv
         via = e % nv - 1
-        if status[h] == INACTIVE or pair_head(pair_of[h], poff, pcnt, parr) != h:
+        if status[h] == INACTIVE or phead[pair_of[h]] != h:
             continue
         ps = src[h]
         pd = m_in + dst[h]
@@ -786,9 +811,8 @@ def match_step(
                     m_in,
                     ptr,
                     plist,
-                    poff,
-                    pcnt,
-                    parr,
+                    phead,
+                    phkey,
                     src,
                     dst,
                     hold,
@@ -818,7 +842,7 @@ def match_step(
             nd = mark_port(q, dirty, dl, nd)
             touched[nt] = g
             nt += 1
-            g2 = scan(q, g, m_in, ptr, plist, poff, pcnt, parr, src, dst, hold, key, tb1, tb2, tb3)
+            g2 = scan(q, g, m_in, ptr, plist, phead, phkey, src, dst, hold, key, tb1, tb2, tb3)
             if g2 >= 0:
                 hp = heap_push(hp, nh, g2 * nv + 1 + q, nv, key, tb1, tb2, tb3)
                 nh += 1
@@ -832,7 +856,7 @@ def match_step(
             pred[p] = -1
             if b >= 0:
                 pred[p] = pred_query(
-                    p, b, ptr, plist, pair_of, poff, pcnt, parr, key, tb1, tb2, tb3
+                    p, b, ptr, plist, pair_of, poff, pcnt, parr, phead, phkey, key, tb1, tb2, tb3
                 )
         for p in range(m_in):
             b = hold[p]
@@ -870,8 +894,8 @@ def match_step(
             rem[f] = size[f] - (base_sent[f] + rate[f] * (t - base_t[f]))
             key[f] = rem[f] - rate[f] * tau
             pr = pair_of[f]
-            pair_remove(pr, f, poff, pcnt, parr)
-            pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3)
+            pair_remove(pr, f, poff, pcnt, parr, key, phead, phkey)
+            pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3, phead, phkey)
             if exact:
                 # its key moved back a little: it may leave or join the place just ahead
                 # of a holder
@@ -879,7 +903,20 @@ def match_step(
                     b = hold[p]
                     if b >= 0 and pred[p] == f:
                         pred[p] = pred_query(
-                            p, b, ptr, plist, pair_of, poff, pcnt, parr, key, tb1, tb2, tb3
+                            p,
+                            b,
+                            ptr,
+                            plist,
+                            pair_of,
+                            poff,
+                            pcnt,
+                            parr,
+                            phead,
+                            phkey,
+                            key,
+                            tb1,
+                            tb2,
+                            tb3,
                         )
                     else:
                         pred_insert(p, f, hold, pred, key, tb1, tb2, tb3)

@@ -169,7 +169,40 @@ class PerFlowPriority:
         self._pred = np.full(m_in + m_out, -1, dtype=np.int64)
         self._dirty = np.zeros(m_in + m_out, dtype=np.bool_)
         self._mark = np.zeros(nf, dtype=np.bool_)
+        # each pair's head and its key, cached by pair (the kernel keeps them up to date)
+        self._phead = np.full(len(codes), -1, dtype=np.int64)
+        self._phkey = np.zeros(len(codes))
         self._match_step = pfp_kernels()["match_step"]
+        # the kernel's arguments after the event's own, gathered once: the step is called at
+        # every event, and 26 attribute reads per call are a measurable part of it
+        self._match_args = (
+            float(self.cap_in[0]),
+            len(self.cap_in),
+            self._src,
+            self._dst,
+            self._size,
+            self._tb1,
+            self._tb2,
+            self._tb3,
+            self._status,
+            self._key,
+            self._rem,
+            self._rate,
+            self._base_sent,
+            self._base_t,
+            self._pair_of,
+            self._poff,
+            self._pcnt,
+            self._parr,
+            self._ptr,
+            self._plist,
+            self._hold,
+            self._pred,
+            self._dirty,
+            self._mark,
+            self._phead,
+            self._phkey,
+        )
 
     def decide(self, state: ObservedState) -> Decision:
         """Strict-priority rates by remaining bytes; a wake-up at the next overtaking."""
@@ -185,36 +218,8 @@ class PerFlowPriority:
             self._tb2[arrived] = -release if self.tie_break == "lifo" else release
         if self._matching:
             flows, rates, soonest = self._match_step(
-                t,
-                1e-9 * max(1.0, abs(t)),
-                arrived,
-                completed,
-                self.exact,
-                float(self.cap_in[0]),
-                len(self.cap_in),
-                self._src,
-                self._dst,
-                self._size,
-                self._tb1,
-                self._tb2,
-                self._tb3,
-                self._status,
-                self._key,
-                self._rem,
-                self._rate,
-                self._base_sent,
-                self._base_t,
-                self._pair_of,
-                self._poff,
-                self._pcnt,
-                self._parr,
-                self._ptr,
-                self._plist,
-                self._hold,
-                self._pred,
-                self._dirty,
-                self._mark,
-            )
+                t, 1e-9 * max(1.0, abs(t)), arrived, completed, self.exact, *self._match_args
+            )  # fmt: skip
         else:
             flows, rates, soonest = self._step(
                 t,

@@ -117,3 +117,52 @@ def test_completion_threshold_is_relative() -> None:
     """Tests the completion rule's tolerance: absolute near 0, relative to ``t`` beyond 1."""
     assert completion_threshold(0.5, 1e-9) == 0.5 + 1e-9
     assert completion_threshold(1e6, 1e-9) == 1e6 + 1e-3
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_complete_is_due_finish_and_numpy_bookkeeping(seed: int) -> None:
+    """Tests :meth:`FlowState.complete` against ``due``, ``finish`` and the NumPy bookkeeping
+    it replaces in the simulator (``subtract.at``, ``add.at``, ``unique``), on two identical
+    flow states driven through the same events: the same flows complete, the same coflows
+    are reported complete, and the counts, bytes (equal floats), completion times, rows and
+    tree are the same. Several flows of a coflow share completion instants (equal sizes
+    and rates), so some events complete several flows and coflows at once."""
+    rng = np.random.default_rng(seed)
+    nf, n = 300, 40
+    coflow = np.sort(rng.integers(0, n, nf))
+    coflow[:n] = np.arange(n)  # every coflow has a flow
+    coflow.sort()
+    sizes = rng.choice([1.0, 2.0, 3.5, 0.1 + 0.2], size=nf)
+    inst = Instance(4, coflow, rng.integers(0, 4, nf), rng.integers(0, 4, nf), sizes)
+    states = [FlowState(inst), FlowState(inst)]
+    left = [np.bincount(coflow, minlength=n) for _ in states]
+    sent = [np.zeros(n) for _ in states]
+    done_at = [np.full(nf, np.nan) for _ in states]
+    rates = rng.choice([0.5, 1.0, 1.0 / 3.0], size=nf)
+    for fl in states:
+        fl.add(np.arange(nf), 0.0)
+        fl.apply(np.arange(nf), rates, 0.0)
+    completions = 0
+    while states[0].count:
+        t = states[0].next_completion()
+        assert t == states[1].next_completion()
+        # reference: the simulator's plain path
+        fin = states[0].due(t, TOL)
+        done_at[0][fin] = t
+        states[0].finish(fin, t)
+        np.subtract.at(left[0], coflow[fin], 1)
+        np.add.at(sent[0], coflow[fin], sizes[fin])
+        cof = np.unique(coflow[fin])
+        done = cof[left[0][cof] == 0]
+        # the one compiled call
+        fin1, done1 = states[1].complete(t, TOL, left[1], sent[1], done_at[1])
+        assert_array_equal(fin1, fin)
+        assert_array_equal(done1, done)
+        assert states[1].count == states[0].count
+        completions += len(done)
+    assert completions == n
+    assert_array_equal(left[1], left[0])
+    assert_array_equal(sent[1], sent[0])
+    assert_array_equal(done_at[1], done_at[0])
+    assert_array_equal(states[1].rows, states[0].rows)
+    assert_array_equal(states[1].tree, states[0].tree)
