@@ -1252,3 +1252,220 @@ def count_rows(live, cnt, base, R, r0, c0, rows, q0, q1, cols, ncols):
             n += v
             cnt[c0 + j] += v
         cnt[r0 + i] = n
+
+
+@njit(cache=True)
+def merge_active(act, arrived, alive):  # pragma: no cover - numba
+    # the flows of act (index order) still alive merged with the alive arrivals, by index
+    new = np.sort(arrived)
+    out = np.empty(act.shape[0] + new.shape[0], dtype=np.int64)
+    a = 0
+    b = 0
+    k = 0
+    while a < act.shape[0] or b < new.shape[0]:
+        if b >= new.shape[0] or (a < act.shape[0] and act[a] < new[b]):
+            f = act[a]
+            a += 1
+        else:
+            f = new[b]
+            b += 1
+        if alive[f] and not (k > 0 and out[k - 1] == f):
+            out[k] = f
+            k += 1
+    return out, k
+
+
+@njit(cache=True)
+def unc_update(
+    t,
+    t_last,
+    arrived,
+    completed,
+    completed_at,
+    act,
+    coflow,
+    pin,
+    pout,
+    pair_port,
+    alive,
+    rate,
+    stop,
+    sent,
+    pair_queue,
+    pair_alive,
+    c_alive,
+    mark,
+    his,
+    cross_tol,
+    track,
+    m,
+):  # pragma: no cover - numba
+    # Uncoordinated D-CLAS, first half of an event (see Aalo._decide_uncoordinated, the
+    # reference): adds the bytes the previous rates sent to each (coflow, port) pair, applies
+    # arrivals and completions, and moves the pairs whose bytes reached a threshold.
+    # Returns the new active flows (index order), the demoted pairs with their new queues
+    # (ingress pairs, then egress pairs, each by pair index: the reference's order), and
+    # whether the set of coflows with active flows changed.
+    for i in range(completed.shape[0]):
+        stop[completed[i]] = completed_at[i]
+    ncand = 0
+    cand = np.empty(2 * (act.shape[0] + arrived.shape[0]), dtype=np.int64)
+    if t - t_last > 0:
+        # flow by flow in index order, as the reference's np.add.at (ingress and egress
+        # pairs are distinct, so each pair's sum has the same terms in the same order)
+        for f in act:
+            r = rate[f]
+            if r == 0.0:
+                continue  # adds +0.0: no change
+            x = r * (min(t, stop[f]) - t_last)
+            for e in (pin[f], pout[f]):
+                sent[e] += x
+                if mark[e] == 0:
+                    mark[e] = 1
+                    cand[ncand] = e
+                    ncand += 1
+    changed = False
+    for f in arrived:
+        if alive[f]:
+            continue
+        alive[f] = True
+        rate[f] = 0.0
+        pair_alive[pin[f]] += 1
+        pair_alive[pout[f]] += 1
+        changed |= c_alive[coflow[f]] == 0
+        c_alive[coflow[f]] += 1
+        for e in (pin[f], pout[f]):
+            if mark[e] == 0:
+                mark[e] = 1
+                cand[ncand] = e
+                ncand += 1
+    for f in completed:
+        if not alive[f]:
+            continue
+        alive[f] = False
+        pair_alive[pin[f]] -= 1
+        pair_alive[pout[f]] -= 1
+        c_alive[coflow[f]] -= 1
+        changed |= c_alive[coflow[f]] == 0
+    if arrived.shape[0] == 0 and completed.shape[0] == 0:
+        out = act
+        k = act.shape[0]
+    else:
+        out, k = merge_active(act, arrived, alive)
+    # demotions: the pairs of active flows whose bytes changed or that gained a flow (the
+    # others were checked at the previous event with the same bytes)
+    nb = his.shape[0] - 1
+    dem_p = np.empty(ncand, dtype=np.int64)
+    dem_q = np.empty(ncand, dtype=np.int64)
+    nd = 0
+    cand = np.sort(cand[:ncand])
+    for e in cand:
+        mark[e] = 0
+    if track:
+        for side in range(2):
+            for e in cand:
+                if (pair_port[e] < m) != (side == 0) or pair_alive[e] == 0:
+                    continue
+                x = sent[e] * (1 + cross_tol)
+                reached = 0
+                while reached < nb and his[reached] <= x:
+                    reached += 1
+                if reached > pair_queue[e]:
+                    pair_queue[e] = reached
+                    dem_p[nd] = e
+                    dem_q[nd] = reached
+                    nd += 1
+    return out[:k], dem_p[:nd], dem_q[:nd], changed
+
+
+@njit(cache=True)
+def unc_allocate(
+    t,
+    order,
+    act,
+    coflow,
+    src,
+    dst,
+    pin,
+    pout,
+    pair_queue,
+    gpos,
+    rate,
+    sent,
+    pair_rate,
+    cap,
+    weight,
+    strict,
+    max_rounds,
+    his,
+    track,
+):  # pragma: no cover - numba
+    # Uncoordinated D-CLAS, second half of an event: `allocate` on the active flows grouped
+    # by FIFO position (a group's flows by index: the reference's stable argsort), then the
+    # flows whose rate changed (index order) with their new rates, and the earliest time a
+    # pair's bytes reach its queue's bound at the new rates (inf: never).
+    n = act.shape[0]
+    np2 = cap.shape[0]
+    ng = order.shape[0]
+    for g in range(ng):
+        gpos[order[g]] = g
+    starts = np.zeros(ng, dtype=np.int64)
+    sizes = np.zeros(ng, dtype=np.int64)
+    for f in act:
+        sizes[gpos[coflow[f]]] += 1
+    run = 0
+    for g in range(ng):
+        starts[g] = run
+        run += sizes[g]
+    fill = starts.copy()
+    at = np.empty(n, dtype=np.int64)  # position of each active flow (aligned with act)
+    pa = np.empty(n, dtype=np.int64)
+    pb = np.empty(n, dtype=np.int64)
+    ka = np.empty(n, dtype=np.int64)
+    kb = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        f = act[i]
+        g = gpos[coflow[f]]
+        j = fill[g]
+        fill[g] += 1
+        at[i] = j
+        pa[j] = src[f]
+        pb[j] = np2 // 2 + dst[f]
+        ka[j] = pair_queue[pin[f]] * np2 + pa[j]
+        kb[j] = pair_queue[pout[f]] * np2 + pb[j]
+    live = np.ones(n, dtype=np.bool_)
+    rpos = np.empty(n)
+    allocate(starts, sizes, live, pa, pb, ka, kb, cap, weight, strict, max_rounds, rpos)
+    nout = 0
+    out_f = np.empty(n, dtype=np.int64)
+    out_r = np.empty(n)
+    for i in range(n):
+        f = act[i]
+        r = rpos[at[i]]
+        if r != rate[f]:
+            out_f[nout] = f
+            out_r[nout] = r
+            nout += 1
+            rate[f] = r
+        if track:
+            # each pair's total rate, summed in flow index order (the reference's np.add.at)
+            pair_rate[pin[f]] += r
+            pair_rate[pout[f]] += r
+    soonest = np.inf
+    if track:
+        # the earliest crossing over the pairs with a positive rate, each visited once (its
+        # rate is cleared after the visit, leaving the scratch zero)
+        found = False
+        best = np.inf
+        for f in act:
+            for e in (pin[f], pout[f]):
+                pr = pair_rate[e]
+                if pr > 0:
+                    pair_rate[e] = 0.0
+                    bound = his[pair_queue[e]]
+                    if np.isfinite(bound):
+                        found = True
+                        best = min(best, max(bound - sent[e], 0.0) / pr)
+        if found:
+            soonest = t + best
+    return out_f[:nout], out_r[:nout], soonest

@@ -408,6 +408,42 @@ def _first_crossing(now: float, sent: FloatArray, rate: FloatArray, bound: Float
     return now + float(np.min(need / rate[ok]))
 
 
+class _LocalFlows:
+    """The state the incremental uncoordinated policy keeps between events (compiled kernels
+    ``unc_update`` and ``unc_allocate``).
+
+    The reference (:meth:`Aalo._decide_uncoordinated`) recomputes, in NumPy over all active
+    flows and at every event, the bytes of every (coflow, port) pair, their queues, the FIFO
+    order and the allocation. This keeps instead the active flows (index order), the number
+    of active flows per pair and per coflow, and each flow's last rate, so that an event
+    costs two compiled calls, each a few linear passes over the active flows: the bytes sent
+    are added flow by flow in index order (the reference's ``np.add.at`` order), only pairs
+    whose bytes changed or that gained a flow are checked against the thresholds, the FIFO
+    order is recomputed only when the set of active coflows changes, and the decision names
+    only the flows whose rate changed. The allocation is :func:`dclas_allocation`'s kernel on
+    the same groups in the same order, so every rate, wake-up and demotion is bit-identical
+    to the reference; it still runs over every active flow at every event (residual capacity
+    and entitlements propagate along the FIFO order, so a change anywhere can move any rate).
+    """
+
+    def __init__(self, view: InstanceView, local: _LocalBytes) -> None:
+        n, nf = view.num_coflows, view.num_flows
+        npairs = len(local.bytes)
+        self.coflow = np.ascontiguousarray(view.flow_coflow, dtype=np.int64)
+        self.src = np.ascontiguousarray(view.flow_src, dtype=np.int64)
+        self.dst = np.ascontiguousarray(view.flow_dst, dtype=np.int64)
+        self.alive = np.zeros(nf, dtype=np.bool_)
+        self.rate = np.zeros(nf)  # the rate each flow was last given
+        self.pair_alive = np.zeros(npairs, dtype=np.int64)  # active flows per pair
+        self.c_alive = np.zeros(n, dtype=np.int64)  # active flows per coflow
+        self.mark = np.zeros(npairs, dtype=np.uint8)  # scratch of unc_update
+        self.pair_rate = np.zeros(npairs)  # scratch of unc_allocate (kept zero)
+        self.gpos = np.zeros(n, dtype=np.int64)  # scratch: each coflow's FIFO position
+        self.act: IntArray = np.zeros(0, dtype=np.int64)  # active flows, index order
+        self.order: IntArray | None = None  # FIFO order of the coflows with active flows
+        self.t_last = 0.0
+
+
 class _ActiveFlows:
     """The active flows of every coflow, kept between events for the coordinated policy.
 
@@ -580,6 +616,13 @@ class Aalo:
         do the same floating-point operations in the same order, so rates, events and
         completion times are bit-identical (``tests/heuristics/test_aalo_sparse.py``). The
         uncoordinated variant does not use this path.
+    incremental
+        Uncoordinated variant only. ``True`` (default): state kept between events and two
+        compiled passes per event (:class:`_LocalFlows`); ``False``: the reference, which
+        recomputes every pair's bytes, queue, the FIFO order and the allocation in NumPy at
+        every event. Same floating-point operations in the same order, so decisions, events
+        and completion times are bit-identical
+        (``tests/heuristics/test_aalo_uncoordinated_fast.py``).
 
     Attributes
     ----------
@@ -661,6 +704,7 @@ class Aalo:
         coordinated: bool = True,
         thresholds: Sequence[float] | None = None,
         sparse: bool = True,
+        incremental: bool = True,
     ) -> None:
         if isinstance(num_queues, bool) or not isinstance(num_queues, int) or num_queues < 1:
             raise ValueError(f"num_queues must be an integer >= 1, got {num_queues!r}")
@@ -670,6 +714,7 @@ class Aalo:
         self.delta = float(delta)
         self.coordinated = bool(coordinated)
         self.sparse = bool(sparse)
+        self.incremental = bool(incremental)
         self.bounds: FloatArray = _queue_bounds(num_queues, first_threshold, factor, thresholds)
         self.queue_weights, self.strict = _queue_weights(weights, num_queues)
         self.demotions: list[tuple[float, int, int, int]] = []
@@ -700,6 +745,7 @@ class Aalo:
         self._local = None if self.coordinated else _LocalBytes(view)
         if self._local is not None:
             self.pair_queue: IntArray = np.zeros(len(self._local.bytes), dtype=np.int64)
+            self._lf = _LocalFlows(view, self._local) if self.incremental else None
             return
         # coordinated: the active flows, the FIFO order, and each coflow's bytes sent as of
         # `_t_sent` (integrated from the policy's own rates; `_err` bounds the difference to
@@ -862,6 +908,10 @@ class Aalo:
         return None if math.isinf(early) else float(early)
 
     def _decide_uncoordinated(self, state: ObservedState) -> Decision:
+        """Decentralised D-CLAS (see :class:`AaloUncoordinated`); the reference path
+        (``incremental=False``), recomputed from scratch at every event."""
+        if self._lf is not None:
+            return self._decide_incremental(state, self._lf)
         t = float(state.time)
         local = self._local
         assert local is not None
@@ -906,6 +956,38 @@ class Aalo:
         )
         return Decision(rates, wakeup=None if math.isinf(t_cross) else t_cross)
 
+    def _decide_incremental(self, state: ObservedState, lf: _LocalFlows) -> Decision:
+        """The reference's decision from the state kept between events (:class:`_LocalFlows`);
+        names only the flows whose rate changed."""
+        t = float(state.time)
+        local = self._local
+        assert local is not None
+        k = kernels()
+        track = self.num_queues > 1
+        act, dem_pair, dem_queue, changed = k["unc_update"](
+            t, lf.t_last, np.asarray(state.arrived, dtype=np.int64),
+            np.asarray(state.completed, dtype=np.int64),
+            np.asarray(state.completed_at, dtype=np.float64), lf.act, lf.coflow,
+            local.pair_in, local.pair_out, local.pair_port, lf.alive, lf.rate, local._stop,
+            local.bytes, self.pair_queue, lf.pair_alive, lf.c_alive, lf.mark, self.bounds,
+            CROSS_TOL, track, self._m,
+        )  # fmt: skip
+        lf.act = act
+        lf.t_last = t
+        for p, q in zip(dem_pair.tolist(), dem_queue.tolist(), strict=True):
+            self.demotions.append((t, int(local.pair_coflow[p]), int(local.pair_port[p]), q))
+        if changed or lf.order is None:
+            active = np.flatnonzero(lf.c_alive)
+            lf.order = self._fifo_order(active, np.asarray(state.coflow_arrival), None)
+        flows, rates, t_cross = k["unc_allocate"](
+            t, lf.order, act, lf.coflow, lf.src, lf.dst, local.pair_in, local.pair_out,
+            self.pair_queue, lf.gpos, lf.rate, local.bytes, lf.pair_rate, self._cap,
+            self.queue_weights, self.strict, MAX_ROUNDS, self.bounds, track,
+        )  # fmt: skip
+        if not track:
+            return Decision(update=(flows, rates))
+        return Decision(update=(flows, rates), wakeup=None if math.isinf(t_cross) else t_cross)
+
 
 class AaloUncoordinated(Aalo):
     """Aalo without coordination (``aalo-uncoordinated``): decentralised D-CLAS/LAS.
@@ -920,7 +1002,7 @@ class AaloUncoordinated(Aalo):
 
     Parameters
     ----------
-    num_queues, first_threshold, factor, weights, thresholds
+    num_queues, first_threshold, factor, weights, thresholds, incremental
         As for :class:`Aalo` (``delta`` has no effect).
 
     Examples
@@ -946,6 +1028,7 @@ class AaloUncoordinated(Aalo):
         delta: float = 10.0,
         weights: WeightsLike = "linear",
         thresholds: Sequence[float] | None = None,
+        incremental: bool = True,
     ) -> None:
         super().__init__(
             num_queues=num_queues,
@@ -955,4 +1038,5 @@ class AaloUncoordinated(Aalo):
             weights=weights,
             coordinated=False,
             thresholds=thresholds,
+            incremental=incremental,
         )
