@@ -27,8 +27,9 @@ from .time_models import TimeModel
 __all__ = ["FluidSchedule", "FluidScheduleBuilder", "Schedule", "SlottedSchedule"]
 
 
-def _frozen(a: npt.ArrayLike, dtype: Any) -> np.ndarray:
-    arr = np.array(a, dtype=dtype, copy=True)
+def _frozen(a: npt.ArrayLike, dtype: Any, *, copy: bool = True) -> np.ndarray:
+    """``a`` as a read-only array; ``copy=False`` for an array no one else holds."""
+    arr = np.array(a, dtype=dtype, copy=True) if copy else np.asarray(a, dtype=dtype)
     arr.setflags(write=False)
     return arr
 
@@ -104,13 +105,16 @@ class FluidSchedule:
         if len(t) != len(f):
             raise InvalidScheduleError(f"time has {len(t)} records but flow has {len(f)}")
         _check_columns(num_flows, f, {"time": t, "rate": r})
-        order = np.argsort(t, kind="stable")
-        if not np.all(order[:-1] < order[1:]):
+        # records already in time order (a simulator writes them so) need no sort; columns
+        # gathered in sorted order are new arrays, frozen without another copy
+        fresh = not np.all(t[1:] >= t[:-1])
+        if fresh:
+            order = np.argsort(t, kind="stable")
             t, f, r = t[order], f[order], r[order]
         self.num_flows = int(num_flows)
-        self.time = _frozen(t, np.float64)
-        self.flow = _frozen(f, np.int64)
-        self.rate = _frozen(r, np.float64)
+        self.time = _frozen(t, np.float64, copy=not fresh)
+        self.flow = _frozen(f, np.int64, copy=False)  # astype made it
+        self.rate = _frozen(r, np.float64, copy=not fresh)
         self.completion = _claimed(completion)
 
     @classmethod

@@ -10,7 +10,6 @@ the docstring of :mod:`.drain`.
 
 from __future__ import annotations
 
-import heapq
 import math
 
 import numpy as np
@@ -29,6 +28,7 @@ __all__ = [
     "madd",
     "owner_sums",
     "share",
+    "shift_tails",
     "steps_to_finish",
 ]
 
@@ -385,6 +385,65 @@ def backfill(seg, order, flows, src, dst, s_free, r_free, bps):  # pragma: no co
 
 
 @njit(cache=True)
+def _heap_less(hkey, hflow, i, j):  # pragma: no cover - numba
+    """Entry i before entry j: by key, then by flow (the order of ``(key, flow)`` tuples)."""
+    return hkey[i] < hkey[j] or (hkey[i] == hkey[j] and hflow[i] < hflow[j])
+
+
+@njit(cache=True)
+def _heap_swap(hkey, hflow, hpos, i, j):  # pragma: no cover - numba
+    hkey[i], hkey[j] = hkey[j], hkey[i]
+    hflow[i], hflow[j] = hflow[j], hflow[i]
+    hpos[hflow[i]] = i
+    hpos[hflow[j]] = j
+
+
+@njit(cache=True)
+def _heap_sift(hkey, hflow, hpos, size, i):  # pragma: no cover - numba
+    """Moves entry i up or down to its place."""
+    while i > 0 and _heap_less(hkey, hflow, i, (i - 1) // 2):
+        _heap_swap(hkey, hflow, hpos, i, (i - 1) // 2)
+        i = (i - 1) // 2
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            return
+        if c + 1 < size and _heap_less(hkey, hflow, c + 1, c):
+            c += 1
+        if not _heap_less(hkey, hflow, c, i):
+            return
+        _heap_swap(hkey, hflow, hpos, i, c)
+        i = c
+
+
+@njit(cache=True)
+def _heap_set(hkey, hflow, hpos, size, f, key):  # pragma: no cover - numba
+    """Flow f's key becomes key (f is added if absent); returns the heap's size."""
+    i = hpos[f]
+    if i < 0:
+        i = size
+        size += 1
+        hflow[i] = f
+        hpos[f] = i
+    hkey[i] = key
+    _heap_sift(hkey, hflow, hpos, size, i)
+    return size
+
+
+@njit(cache=True)
+def _heap_pop(hkey, hflow, hpos, size):  # pragma: no cover - numba
+    """Removes the first entry; returns the heap's size."""
+    hpos[hflow[0]] = -1
+    size -= 1
+    if size > 0:
+        hkey[0] = hkey[size]
+        hflow[0] = hflow[size]
+        hpos[hflow[0]] = 0
+        _heap_sift(hkey, hflow, hpos, size, 0)
+    return size
+
+
+@njit(cache=True)
 def _grow(a, n):  # pragma: no cover - numba
     """`a` with room for at least n items (doubling)."""
     if n <= a.shape[0]:
@@ -439,26 +498,28 @@ def fair(
     rec_d = np.empty(4 * nf + 16)
     nrec = 0
     events = 0
-    heap = [(np.int64(0), np.int64(0))]
-    heap.pop()
+    # flows by (last quantum, flow): an indexed heap of the alive flows, so that a new rate
+    # moves its flow's entry instead of adding one (a heap of every rate ever set grew to
+    # tens of millions of entries on the trace)
+    hkey = np.empty(nf, dtype=np.int64)
+    hflow = np.empty(nf, dtype=np.int64)
+    hpos = np.full(nf, -1, dtype=np.int64)
+    hsize = 0
     touched_s = np.zeros(num_ports, dtype=np.bool_)
     touched_r = np.zeros(num_ports, dtype=np.bool_)
     ai = 0
     n_adm = adm_q.shape[0]
     while True:
-        while len(heap) > 0 and (not alive[heap[0][1]] or heap[0][0] != fin[heap[0][1]]):
-            heapq.heappop(heap)
-        next_end = heap[0][0] if len(heap) > 0 else never
+        next_end = hkey[0] if hsize > 0 else never
         next_adm = adm_q[ai] if ai < n_adm else never
         if next_end >= never and next_adm >= never:
             break
         if next_end < next_adm:
             qf = next_end
             departed = False
-            while len(heap) > 0 and heap[0][0] == qf:
-                f = heapq.heappop(heap)[1]
-                if not alive[f] or fin[f] != qf:
-                    continue
+            while hsize > 0 and hkey[0] == qf:
+                f = hflow[0]
+                hsize = _heap_pop(hkey, hflow, hpos, hsize)
                 before = drain_one(rem[f], d[f], qf - t0[f])[0]
                 last_q[f] = qf
                 last_bytes[f] = min(d[f], before)
@@ -535,7 +596,7 @@ def fair(
                     t0[f] = q
                     d[f] = new
                     fin[f] = q - 1 + steps_to_finish(rem[f], new, never)
-                    heapq.heappush(heap, (fin[f], f))
+                    hsize = _heap_set(hkey, hflow, hpos, hsize, f, fin[f])
                     rec_q = _grow(rec_q, nrec + 1)
                     rec_f = _grow(rec_f, nrec + 1)
                     rec_d = _grow(rec_d, nrec + 1)
@@ -546,3 +607,71 @@ def fair(
             touched_s[p] = False
             touched_r[p] = False
     return (rec_q[:nrec], rec_f[:nrec], rec_d[:nrec], last_q, last_bytes, last_d, job_fin, events)
+
+
+@njit(cache=True)
+def shift_tails(end, want, t_all, f_all, r_all, grid):  # pragma: no cover - numba
+    """The loop of :func:`coflowlab.heuristics.coflowsim.recorder._shift_tails` in one pass
+    per step instead of a sort of every record: lowers (in place) the rates ``r_all`` of the
+    latest segments of each flow ``f`` ending before ``end[f]`` (``-inf``: not asked) until
+    ``want[f]`` MB are freed. Returns ``(ok, freed per flow)``; ``ok`` is False, and nothing
+    is changed, when a flow's records are not in time order (the caller then sorts them).
+
+    The records of each flow are taken in index order (a counting sort by flow, which is
+    stable, as NumPy's stable argsort is), the later of two records at one time wins, and
+    the suffix sums run over all kept records from the last one back, in the order of
+    NumPy's ``cumsum`` of the reversed array; so every rate written is the same double the
+    NumPy formulation computes (``tests/heuristics/test_coflowsim_recorder.py``)."""
+    nf = end.shape[0]
+    n = t_all.shape[0]
+    start = np.zeros(nf + 1, dtype=np.int64)
+    for i in range(n):
+        if t_all[i] < end[f_all[i]]:
+            start[f_all[i] + 1] += 1
+    for k in range(nf):
+        start[k + 1] += start[k]
+    slot = start[:-1].copy()
+    idx = np.empty(start[nf], dtype=np.int64)
+    for i in range(n):
+        f = f_all[i]
+        if t_all[i] < end[f]:
+            idx[slot[f]] = i
+            slot[f] += 1
+    m = idx.shape[0]
+    for k in range(1, m):
+        if f_all[idx[k]] == f_all[idx[k - 1]] and t_all[idx[k]] < t_all[idx[k - 1]]:
+            return False, np.zeros(0)
+    keep = np.empty(m, dtype=np.int64)
+    nk = 0
+    for k in range(m):
+        i = idx[k]
+        if k + 1 < m and f_all[idx[k + 1]] == f_all[i] and t_all[idx[k + 1]] == t_all[i]:
+            continue  # a later record at the same time overrides this one
+        keep[nk] = i
+        nk += 1
+    length = np.empty(nk)
+    nbytes = np.empty(nk)
+    flow_end = np.empty(nk, dtype=np.int64)  # one past the flow's last kept record
+    for k in range(nk - 1, -1, -1):
+        i = keep[k]
+        f = f_all[i]
+        tail = k + 1 == nk or f_all[keep[k + 1]] != f
+        length[k] = (end[f] if tail else t_all[keep[k + 1]]) - t_all[i]
+        nbytes[k] = r_all[i] * length[k]
+        flow_end[k] = k + 1 if tail else flow_end[k + 1]
+    suffix = np.zeros(nk + 1)
+    acc = 0.0
+    for k in range(nk - 1, -1, -1):
+        acc += nbytes[k]
+        suffix[k] = acc
+    freed = np.zeros(nf)
+    for k in range(nk):
+        i = keep[k]
+        f = f_all[i]
+        take = want[f] - ((suffix[k] - nbytes[k]) - suffix[flow_end[k]])
+        take = min(max(take, 0.0), nbytes[k])
+        if take > 0:
+            new = math.floor(max(r_all[i] - take / length[k], 0.0) * grid) / grid
+            freed[f] += (r_all[i] - new) * length[k]
+            r_all[i] = new
+    return True, freed

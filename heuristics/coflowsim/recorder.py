@@ -295,15 +295,28 @@ def _shift_tails(
     t_all: np.ndarray,
     f_all: np.ndarray,
     r_all: np.ndarray,
+    *,
+    compiled: bool = True,
 ) -> np.ndarray:
     """Lowers (in place) the rates ``r_all`` of the latest segments of each of ``flows``
     before its last quantum (records ``(t_all, f_all, r_all)``) until ``need`` MB are freed,
-    or the flow has none left; returns the MB freed per flow."""
+    or the flow has none left; returns the MB freed per flow.
+
+    A flow's later segments give up their bytes first. Records in time order per flow (every
+    engine writes them so) go through the compiled pass :func:`.kernels.shift_tails`, which
+    computes the same doubles without sorting every record; the NumPy code below is the
+    definition, and is used for records out of time order."""
     nf = int(max(f_all.max(initial=-1), flows.max(initial=-1))) + 1
     end = np.full(nf, -np.inf)
     end[flows] = last_q * _QMS
     want = np.zeros(nf)
     want[flows] = need
+    if compiled:
+        from . import kernels
+
+        ok, freed = kernels.shift_tails(end, want, t_all, f_all, r_all, _GRID)
+        if ok:
+            return np.asarray(freed[flows], dtype=np.float64)
     idx = np.flatnonzero(t_all < end[f_all])
     idx = idx[np.argsort(f_all[idx], kind="stable")]
     f, t = f_all[idx], t_all[idx]
