@@ -175,16 +175,47 @@ def test_admission_rejects_bad_input(p, w, budget, match):
         solve_admission(p, w, budget)
 
 
+LAYER = cl.SolverOptions(mip_gap=0.5)
+"""HiGHS through the solver layer (``solve``) with the default path's settings: ``mip_gap``
+applies to MIPs only, but any non-default options leave the direct path."""
+
+
 def test_solver_failure_is_a_clear_error(monkeypatch):
-    """Tests that a solver that does not prove an optimum stops the simulation with a
-    SolverError naming the epoch, the time and the solver's status."""
+    """Tests that a solver that does not prove an optimum gives a SolverError naming the
+    solver's status, and that the online scheduler adds the epoch and the time."""
 
     def failing(model, options=None, **kw):
         return SolveResult(SolveStatus.ERROR, np.nan, np.nan, np.nan, 0.0, None, "highs", "boom")
 
+    def failing_direct(p, w, budget):
+        raise SolverError("sincronia admission LP: HiGHS returned 'boom', not 'Optimal'")
+
     monkeypatch.setattr(sincronia_admission, "solve", failing)
-    with pytest.raises(SolverError, match=r"epoch 1 of cycle 0 at t=0.0.*'error'.*boom"):
+    with pytest.raises(SolverError, match=r"1 candidates.*'error'.*boom"):
+        solve_admission([[1.0, 1.0]], [1.0], 1.0, options=LAYER)
+    monkeypatch.setattr(sincronia_admission, "_solve_direct", failing_direct)
+    with pytest.raises(SolverError, match=r"epoch 1 of cycle 0 at t=0.0.*boom"):
         cl.simulate(one_port([1.0, 2.0]), SincroniaOnline())
+
+
+def test_direct_highs_path_equals_solver_layer():
+    """Tests that the admission LP handed to HiGHS directly (default settings) gives the
+    solver layer's answer bit for bit: x and objective, on random LPs with unused ports,
+    zero entries, tied ratios and many fractional values."""
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        k, ports = int(rng.integers(1, 25)), int(rng.integers(1, 9))
+        p = rng.integers(0, 4, size=(k, 2 * ports)).astype(float)
+        p[:, rng.random(2 * ports) < 0.2] = 0.0  # unused ports
+        if trial % 3 == 0:
+            p = p * rng.random((k, 1))  # real-valued
+        w = rng.integers(1, 4, size=k).astype(float)
+        budget = float(rng.uniform(0.5, 6.0))
+        direct = solve_admission(p, w, budget)
+        layer = solve_admission(p, w, budget, options=LAYER)
+        assert_equal(direct.x, layer.x, err_msg=f"trial {trial}")
+        assert direct.objective == layer.objective, trial
+        assert_equal(direct.admitted, layer.admitted)
 
 
 # ---------------------------------------------------------------------- hand-derived runs
