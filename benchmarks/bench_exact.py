@@ -22,8 +22,10 @@ against the fluid optimum, and the fluid optimum and the time-indexed LP against
 optimum (what tells a researcher which bound to trust where the optimum is out of reach).
 
 ``--param KEY=VALUE`` passes an option to ``exact-fluid`` (e.g. ``chain_bound=table``, the
-subset table up to 20 coflows and no chain bound above, ``weighted_group=false``, or
-``warm_start=false``: every node LP solved from scratch, the search before warm starts);
+subset table only and no chain bound above it, ``weighted_group=false``,
+``warm_start=false``: every node LP solved from scratch, the search before warm starts, or
+``table_coflows=20``: the table up to 20 coflows only, the rule before the default
+tabulated further); ``--releases yes|no`` runs one instance class only;
 ``--verbose`` prints one line per solve (status, wall and CPU seconds, nodes, LPs, LP
 seconds). Each row ends with the wall and CPU seconds of all its solves, and the load
 average is printed before and after (the limit is wall-clock time, so a loaded machine
@@ -226,6 +228,12 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="a parameter of exact-fluid (both algorithms), e.g. chain_bound=table",
     )
+    parser.add_argument(
+        "--releases",
+        choices=["both", "yes", "no"],
+        default="both",
+        help="which instance classes: with Poisson releases, without, or both (default)",
+    )
     parser.add_argument("--verbose", action="store_true", help="one line per solve")
     args = parser.parse_args()
     global VERBOSE
@@ -241,6 +249,7 @@ def main() -> None:
         "slotted-bnb": ("exact-slotted (bnb)", "exact-slotted", "bnb"),
     }
     n_range = range(args.n_min, args.n_max + 1)
+    classes = {"both": (False, True), "yes": (True,), "no": (False,)}[args.releases]
     print(
         f"largest n proven optimal within {args.time_limit:g} s, median over {args.seeds} "
         f"seeds (n tried {args.n_min}..{args.n_max}, stopping at the first failure)"
@@ -258,7 +267,7 @@ def main() -> None:
             continue
         run = proven(method, algorithm, extra)
         for m in args.ports:
-            for releases in (False, True):
+            for releases in classes:
                 SPENT.update(wall=0.0, cpu=0.0)
                 got = [
                     largest_proven(run, m, releases, seed, n_range, args.time_limit)

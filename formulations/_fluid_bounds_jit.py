@@ -58,3 +58,60 @@ def subset_step(
                     floors[j] = value
                 after += w[j]
     return span, floors
+
+
+@njit(cache=True)
+def subset_tables(load_after, levels, w, succ, whole, tol):  # pragma: no cover - numba
+    """``span`` and the chain bound of every subset of the coflows (bit masks), as
+    :func:`coflowlab.formulations.exact_fluid._subset_tables` defines them; ``succ[j]``: the
+    mask of the coflows that ``j`` must precede.
+
+    Why a loop: a subset's chain value needs only subsets one coflow smaller, all of them
+    numerically smaller masks, so one pass in increasing mask order suffices (no layers by
+    popcount), in ``O(2^n (n + levels · ports))`` work and three arrays of ``2^n``. The
+    additions are those of the layered numpy version in the same order (a set's load is the
+    load of the set without its highest coflow plus that coflow's), so the values are the
+    same to the last bit."""
+    n = load_after.shape[0]
+    size = 1 << n
+    span = np.zeros(size)
+    load = np.zeros(size)
+    need = np.zeros(size)
+    for i in range(load_after.shape[1]):
+        need[:] = 0.0
+        for v in range(load_after.shape[2]):
+            used = False
+            for j in range(n):
+                if load_after[j, i, v] > 0.0:
+                    used = True
+            if not used:
+                continue
+            load[0] = 0.0
+            for j in range(n):
+                low = 1 << j
+                a = load_after[j, i, v]
+                for s in range(low):
+                    value = load[s] + a
+                    load[low + s] = value
+                    if value > need[low + s]:
+                        need[low + s] = value
+        level = levels[i]
+        for s in range(size):
+            need_s = need[s]
+            if whole:
+                need_s = np.ceil(need_s - tol)
+            if need_s > 0.0:
+                value = level + need_s
+                if value > span[s]:
+                    span[s] = value
+    chain = load  # reuse the buffer: chain[S] needs only chain of smaller masks
+    chain[0] = 0.0
+    for s in range(1, size):
+        best = np.inf
+        for j in range(n):
+            if (s >> j) & 1 and (s & succ[j]) == 0:
+                value = chain[s ^ (1 << j)] + w[j] * span[s]
+                if value < best:
+                    best = value
+        chain[s] = best
+    return span, chain

@@ -25,13 +25,14 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
       optimum on the ports (docs/theory.md#cos), and on random instances it is often
       within a fraction of a percent of the fluid optimum: it is what makes the search
       small. ``chain_bound="table"`` tabulates it for every subset (up to
-      :data:`MAX_SUBSET_TABLE` coflows; none above); ``"lazy"``
+      ``table_coflows`` coflows, by default :data:`MAX_SUBSET_TABLE` or, when the table's
+      work is small, :data:`MAX_SUBSET_TABLE_AUTO`; none above); ``"lazy"``
       (:class:`~coflowlab.formulations.fluid_bounds.LazyChainBound`) proves per node only
       what prunes it, ``chain(U) ≥ T`` for the node's threshold ``T``, by a depth-first
       search over the last coflow with memos per subset (proven lower bounds, certified
       failures) and Smith/single-coflow floors; a budget of ``chain_budget`` subsets per
       call (and the time limit) stop it with a valid, weaker value. ``"auto"`` (default):
-      the table up to :data:`MAX_SUBSET_TABLE` coflows, lazy above;
+      the table up to that many coflows, lazy above;
     - ``Σ w (r + ρ)`` (docs/theory.md#f3);
     - per port ``v`` and release level ``R``: ``R · w(U_R) + Smith_v(U_R) + Σ_{U \\ U_R}
       w (r + ρ)``, where ``U_R`` are the coflows released at ``R`` or later (docs/theory.md#f4).
@@ -164,6 +165,7 @@ from coflowlab.solvers import (
 from coflowlab.solvers.highs_lp import BASIC, LOWER, Basis, WarmLP, carry_basis
 from coflowlab.verifier import verify
 
+from ._fluid_bounds_jit import subset_tables
 from .fluid_bounds import LazyChainBound
 from .order_lp import (
     OrderLP,
@@ -204,11 +206,37 @@ weak big-M rows; on random 4×4 instances HiGHS proves optimality for about 5 co
 a minute (``benchmarks/bench_exact.py``), so larger models only waste time."""
 
 MAX_SUBSET_TABLE = 20
-"""Up to this many coflows, the makespan bound and the chain bound are tabulated for every
-subset (``2^n`` entries, a few arrays of that length, built in ``O(2^n · levels · ports)``
-time; about 1.6 s at 20 coflows on 8×8, 12-27 s at 22); past it ``chain_bound="auto"``
-proves the chain bound per node on demand
+"""Up to this many coflows, the makespan bound and the chain bound are always tabulated for
+every subset (``2^n`` entries; a compiled pass in ``O(2^n (n + levels · ports))`` time, about
+0.8 s of CPU at 20 coflows on 8×8 with releases); past it, see :data:`MAX_SUBSET_TABLE_AUTO`,
+and ``chain_bound="auto"`` proves the chain bound per node on demand
 (:class:`~coflowlab.formulations.fluid_bounds.LazyChainBound`)."""
+
+MAX_SUBSET_TABLE_AUTO = 24
+"""With ``table_coflows=None`` (the default), instances of up to this many coflows are still
+tabulated when the table's work ``2^n (n + L)`` (``L``: the (release level, port) pairs with
+load) is at most :data:`TABLE_WORK`: without releases that is every instance up to 24
+coflows on 4×4 (three arrays of ``2^24`` floats, 400 MB, while it is built). Why: the lazy
+proof of the chain bound is weak past 20 coflows (on a 4×4 instance of 21 coflows without
+releases it proves 4092 at the root where the table gives 4998 and the optimum is 5010), and
+the table at 21 coflows turns a search that does not finish in 60 s into one of 2613
+nodes."""
+
+TABLE_WORK = 6e8
+"""The most work ``2^n (n + L)`` (:data:`MAX_SUBSET_TABLE_AUTO`) tabulated past
+:data:`MAX_SUBSET_TABLE` coflows by default: about 1.5 s of CPU (24 coflows on 4×4 without
+releases; on random instances 4×4 with releases stops at 21 coflows, 8×8 without releases
+at 23)."""
+
+TABLE_SECONDS_PER_WORK = 3e-9
+"""CPU seconds per unit of the table's work (measured: 2.6-2.8 ns on the 2-core test machine):
+past :data:`MAX_SUBSET_TABLE` coflows the default tabulates only when this estimate is at
+most a tenth of the time limit (the table is built before the search and cannot stop on
+it)."""
+
+MAX_TABLE_COFLOWS = 26
+"""The most coflows ``table_coflows=`` may ask to tabulate (three arrays of ``2^26`` floats:
+1.6 GB while the table is built)."""
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -242,41 +270,13 @@ def _subset_tables(
     time a port needs is rounded up to whole slots, ``ceil(need)``.
     """
     n = len(w)
-    size = 1 << n
-    span = np.zeros(size)
-    load = np.zeros(size)  # one port and level at a time: memory O(2^n)
-    for i, level in enumerate(levels.tolist()):
-        need = np.zeros(size)
-        for v in np.flatnonzero(load_after[:, i, :].sum(axis=0) > 0).tolist():
-            for j in range(n):
-                np.add(load[: 1 << j], load_after[j, i, v], out=load[1 << j : 2 << j])
-            np.maximum(need, load, out=need)
-        if whole:
-            need = np.ceil(need - _WHOLE_TOL)
-        span = np.where(need > 0, np.maximum(span, level + need), span)
-    masks = np.arange(size, dtype=np.int64)
-    bits = _popcount(masks)
-    chain = np.zeros(size)
-    succ = [int(sum(1 << k for k in np.flatnonzero(prec[j]))) for j in range(n)]
-    for count in range(1, n + 1):
-        layer = masks[bits == count]
-        best = np.full(len(layer), np.inf)
-        for j in range(n):
-            ok = ((layer >> j) & 1).astype(bool) & ((layer & succ[j]) == 0)
-            if ok.any():
-                cand = chain[layer[ok] ^ (1 << j)] + w[j] * span[layer[ok]]
-                best[ok] = np.minimum(best[ok], cand)
-        chain[layer] = best
+    succ = np.array([int(sum(1 << int(k) for k in np.flatnonzero(prec[j]))) for j in range(n)],
+                    dtype=np.int64)  # fmt: skip
+    span, chain = subset_tables(
+        np.ascontiguousarray(load_after, dtype=float), np.asarray(levels, dtype=float),
+        np.asarray(w, dtype=float), succ, whole, _WHOLE_TOL,
+    )  # fmt: skip
     return span, chain
-
-
-def _popcount(masks: IntArray) -> IntArray:
-    count = np.zeros(len(masks), dtype=np.int64)
-    x = masks.copy()
-    while x.any():
-        count += x & 1
-        x >>= 1
-    return count
 
 
 def dominance_precedence(instance: Instance) -> npt.NDArray[np.bool_]:
@@ -344,10 +344,12 @@ class _Data:
     port_time: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
     lps: int = 0
     lp_time: float = 0.0
-    # chain bound (module notes): "auto" (table up to MAX_SUBSET_TABLE coflows, else lazy),
+    # chain bound (module notes): "auto" (table up to table_limit() coflows, else lazy),
     # "table", "lazy" or "none"; chain_budget: subsets the lazy search refines per call
     chain_bound: str = "auto"
     chain_budget: int = 2000
+    # the most coflows the chain bound is tabulated for; None: automatic (table_limit)
+    table_coflows: int | None = None
     weighted_group: bool = True  # the group LP weights U's event (module notes)
     # node LPs re-solved from their parent's basis (module notes); False: from scratch
     warm_start: bool = True
@@ -381,7 +383,7 @@ class _Data:
             )
         self.load_after = np.flip(np.cumsum(np.flip(per, axis=1), axis=1), axis=1)
         self.port_time = np.asarray(inst.port_time, dtype=float)
-        if self.chain_bound in ("auto", "table") and self.n <= MAX_SUBSET_TABLE:
+        if self.chain_bound in ("auto", "table") and self.n <= self.table_limit():
             self.span, self.chain = _subset_tables(
                 self.load_after, self.levels, self.w, self.prec, self.integral
             )
@@ -391,6 +393,21 @@ class _Data:
                 self.port_time, whole=self.integral, budget=self.chain_budget,
                 time_left=self.time_left,
             )  # fmt: skip
+
+    def table_limit(self) -> int:
+        """The most coflows the chain bound is tabulated for: ``table_coflows``, or by
+        default :data:`MAX_SUBSET_TABLE`, raised to :data:`MAX_SUBSET_TABLE_AUTO` when the
+        table's work is at most :data:`TABLE_WORK`."""
+        if self.table_coflows is not None:
+            return self.table_coflows
+        pairs = int(np.count_nonzero(self.load_after.sum(axis=0) > 0))
+        work = 2.0**self.n * (self.n + pairs)
+        # under a time limit, at most a tenth of it for the table (it is not interruptible)
+        limit = self.deadline - self.start
+        cap = min(TABLE_WORK, 0.1 * limit / TABLE_SECONDS_PER_WORK)
+        if self.n <= MAX_SUBSET_TABLE_AUTO and work <= cap:
+            return MAX_SUBSET_TABLE_AUTO
+        return MAX_SUBSET_TABLE
 
     def time_left(self) -> float:
         if interrupt_requested():  # Ctrl-C: stop as at the time limit, labelled interrupted
@@ -744,6 +761,7 @@ class _Node:
     qrem: int = field(compare=False)
     mask: int = field(compare=False)
     start: _Start | None = field(default=None, compare=False)  # the parent LP's basis
+    release: bool = field(default=False, compare=False)  # a release child (counted)
 
 
 def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str, Any]:
@@ -757,7 +775,10 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
 
     root = data.lower_bound(full, threshold())
     stack: list[_Node] = [_Node(data.round_bound(root), (), (), q, full)]
-    stats: dict[str, Any] = {"nodes": 0, "pruned_by_bound": 0, "infeasible": 0, "leaves": 0}
+    stats: dict[str, Any] = {
+        "nodes": 0, "pruned_by_bound": 0, "infeasible": 0, "leaves": 0, "release_nodes": 0,
+        "pruned_after_lp": 0,
+    }  # fmt: skip
     pruned_min = math.inf
     finished = False
     node = stack[0]
@@ -791,6 +812,7 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
                 )  # fmt: skip
                 idx = idx[:0]
             stats["nodes"] += 1
+            stats["release_nodes"] += node.release
             groups = ([idx.tolist()] if len(idx) else []) + [[j] for j in node.suffix]
             slots = ([node.qrem] if len(idx) else []) + list(node.slots)
             suffix_w = [float(data.w[j]) for j in node.suffix]
@@ -883,6 +905,7 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
                 bound = min(bound, release_bound)
             if bound >= threshold():
                 stats["pruned_by_bound"] += 1
+                stats["pruned_after_lp"] += 1
                 pruned_min = min(pruned_min, bound)
                 continue
             children = [
@@ -891,9 +914,10 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
                 for j in eligible
             ]  # fmt: skip
             if release:
-                children.append(
-                    _Node(release_bound, node.suffix, node.slots, node.qrem - 1, node.mask, start)
-                )
+                qrem = node.qrem - 1
+                child = _Node(release_bound, node.suffix, node.slots, qrem, node.mask, start)
+                child.release = True
+                children.append(child)
             children.sort(reverse=True)  # the lowest bound is popped first
             stack.extend(children)
         finished = True
@@ -1220,6 +1244,7 @@ def solve_exact_fluid(
     chain_budget: int = 2000,
     weighted_group: bool = True,
     warm_start: bool = True,
+    table_coflows: int | None = None,
 ) -> Solution:
     """The fluid optimum of ``Σ_j w_j C_j``: a verified schedule, proven optimal or, on the
     time limit, the best found with a proven bound (docs/theory.md#exact).
@@ -1249,12 +1274,20 @@ def solve_exact_fluid(
         :data:`MAX_MIP_COFLOWS`).
     chain_bound
         How the chain bound (module notes) is computed: ``"table"`` (every subset, up to
-        :data:`MAX_SUBSET_TABLE` coflows; none above), ``"lazy"`` (proven on demand per node,
+        ``table_coflows`` coflows; none above), ``"lazy"`` (proven on demand per node,
         :class:`~coflowlab.formulations.fluid_bounds.LazyChainBound`), ``"auto"`` (the
-        default: the table up to :data:`MAX_SUBSET_TABLE` coflows, else lazy) or
+        default: the table up to ``table_coflows`` coflows, else lazy) or
         ``"none"`` (only the port bounds).
     chain_budget
         With the lazy chain bound: subsets its proof search refines at most per node.
+    table_coflows
+        The most coflows for which the chain bound is tabulated over every subset (with
+        ``chain_bound="auto"`` or ``"table"``; up to :data:`MAX_TABLE_COFLOWS`); ``None``
+        (default): :data:`MAX_SUBSET_TABLE`, or :data:`MAX_SUBSET_TABLE_AUTO` when the
+        table's work is at most :data:`TABLE_WORK` and its estimated time at most a tenth of
+        the time limit (``table_coflows=20``: the rule before). The same optimum either
+        way: the table is the exact chain bound, the lazy search proves at most that value
+        (less past its budget), so the table never bounds a node lower.
     weighted_group
         Bound a node by the group LPs that weight the unordered set's event by the weight
         of the coflow completing last in it (module notes); ``False``: one group LP with
@@ -1272,8 +1305,9 @@ def solve_exact_fluid(
         ``heuristic_objective`` (the initial incumbent), ``root_bound`` (the combinatorial
         lower bound), ``dominance_pairs``, ``lps`` (LPs and MIPs solved), ``lp_seconds``,
         ``incumbent_source``, ``slots`` (release events before each completion of
-        ``order``); B&B: ``nodes`` (nodes bounded by an LP), ``leaves``,
-        ``pruned_by_bound``, ``infeasible``, ``open_nodes``, ``finished``,
+        ``order``); B&B: ``nodes`` (nodes bounded by an LP), ``release_nodes`` (of
+        them, release children), ``leaves``, ``pruned_by_bound``, ``pruned_after_lp``
+        (inner nodes whose LP pruned every child), ``infeasible``, ``open_nodes``, ``finished``,
         ``chain_bound`` (``"table"``, ``"lazy"`` or ``"none"``: what was used),
         ``chain_refined`` (lazy: subsets its proof searches refined), and
         ``decoded_below_sequence_lp`` when the decoded schedule costs less than its
@@ -1309,6 +1343,10 @@ def solve_exact_fluid(
         raise ValueError(f"chain_bound must be one of {CHAIN_BOUNDS}, got {chain_bound!r}")
     if chain_budget < 1:
         raise ValueError(f"chain_budget must be at least 1, got {chain_budget}")
+    if table_coflows is not None and not 0 <= table_coflows <= MAX_TABLE_COFLOWS:
+        raise ValueError(
+            f"table_coflows must be in 0..{MAX_TABLE_COFLOWS} or None, got {table_coflows}"
+        )
     n = instance.num_coflows
     limit = max_coflows
     if limit is None:
@@ -1328,7 +1366,7 @@ def solve_exact_fluid(
     deadline = math.inf if limit_s is None else start + float(limit_s)
     data = _Data(
         instance, options, deadline, start, chain_bound=chain_bound, chain_budget=chain_budget,
-        weighted_group=weighted_group,
+        weighted_group=weighted_group, table_coflows=table_coflows,
         warm_start=warm_start and options.solver == "highs",
     )  # fmt: skip
     inc = _Incumbent()
