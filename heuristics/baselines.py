@@ -143,6 +143,38 @@ class PerFlowPriority:
         self._cnt_out = np.zeros(len(self.cap_out), dtype=np.int64)
         self._xnew = np.zeros(nf)  # scratch: this event's new rates, by flow
         self._step = pfp_kernels()["step"]
+        # the kernel's arguments after the event's own, gathered once (as for match_step)
+        self._step_args = (
+            self._bmax,
+            *self._flow_columns(),
+            self.cap_in,
+            self.cap_out,
+            *self._flow_state(),
+            self._gen,
+            self._spos,
+            self._st,
+            self._sflow,
+            self._skey,
+            self._salive,
+            self._ssrc,
+            self._sdst,
+            self._bflow,
+            self._bkey,
+            self._bgen,
+            self._dyn,
+            self._cnt_in,
+            self._cnt_out,
+            self._xnew,
+        )
+
+    def _flow_columns(self) -> tuple[np.ndarray, ...]:
+        """The per-flow constants both kernels take: ports, size and tie-break columns."""
+        return (self._src, self._dst, self._size, self._tb1, self._tb2, self._tb3)
+
+    def _flow_state(self) -> tuple[np.ndarray, ...]:
+        """The per-flow state both kernels keep: status, key, bytes left, rate and the
+        mirror of the simulator's bookkeeping."""
+        return (self._status, self._key, self._rem, self._rate, self._base_sent, self._base_t)
 
     def _reset_matching(self, nf: int) -> None:
         # the pair lists (flows of one ingress-egress pair, a fixed slice of parr each) and
@@ -178,18 +210,8 @@ class PerFlowPriority:
         self._match_args = (
             float(self.cap_in[0]),
             len(self.cap_in),
-            self._src,
-            self._dst,
-            self._size,
-            self._tb1,
-            self._tb2,
-            self._tb3,
-            self._status,
-            self._key,
-            self._rem,
-            self._rate,
-            self._base_sent,
-            self._base_t,
+            *self._flow_columns(),
+            *self._flow_state(),
             self._pair_of,
             self._poff,
             self._pcnt,
@@ -222,42 +244,8 @@ class PerFlowPriority:
             )  # fmt: skip
         else:
             flows, rates, soonest = self._step(
-                t,
-                1e-9 * max(1.0, abs(t)),
-                arrived,
-                completed,
-                self.exact,
-                self._bmax,
-                self._src,
-                self._dst,
-                self._size,
-                self._tb1,
-                self._tb2,
-                self._tb3,
-                self.cap_in,
-                self.cap_out,
-                self._status,
-                self._key,
-                self._rem,
-                self._rate,
-                self._base_sent,
-                self._base_t,
-                self._gen,
-                self._spos,
-                self._st,
-                self._sflow,
-                self._skey,
-                self._salive,
-                self._ssrc,
-                self._sdst,
-                self._bflow,
-                self._bkey,
-                self._bgen,
-                self._dyn,
-                self._cnt_in,
-                self._cnt_out,
-                self._xnew,
-            )
+                t, 1e-9 * max(1.0, abs(t)), arrived, completed, self.exact, *self._step_args
+            )  # fmt: skip
         if not self.exact or math.isinf(soonest):
             return Decision(update=(flows, rates))
         return Decision(update=(flows, rates), wakeup=t + max(soonest, 1e-9 * max(1.0, abs(t))))
