@@ -460,10 +460,8 @@ def simulate(
     completed_coflows_since: list[np.ndarray] = []
     woken = False
 
-    def coflows_done(fin: np.ndarray, at: float) -> None:
-        # coflows whose last flow is among fin (all completed at ``at``)
-        cof = np.unique(inst.flow_coflow[fin])
-        done = cof[coflow_left[cof] == 0]
+    def coflows_done(done: np.ndarray, at: float) -> None:
+        # coflows (increasing) whose last flow completed at ``at``
         coflow_done_at[done] = at
         arrivals.coflows_completed(done, at)
         completed_coflows_since.append(done)
@@ -542,7 +540,8 @@ def simulate(
                 completed_since.append(fin)
                 if hit:
                     t = float(times[-1])
-                    coflows_done(fin[times == t], t)
+                    cof = np.unique(inst.flow_coflow[fin[times == t]])
+                    coflows_done(cof[coflow_left[cof] == 0], t)
                     woken = False
                     continue
 
@@ -567,9 +566,7 @@ def simulate(
             if hide:
                 flow_sent_done[fin] = inst.flow_size[fin]
             if len(done):
-                coflow_done_at[done] = t
-                arrivals.coflows_completed(done, t)
-                completed_coflows_since.append(done)
+                coflows_done(done, t)
             completed_since.append(fin)
 
     schedule = recorder.finish()

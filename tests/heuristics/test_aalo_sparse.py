@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+from aalo_lockstep import SMALL, bits, small_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_, assert_array_equal, assert_equal
@@ -23,13 +24,6 @@ from coflowlab.heuristics.aalo import Aalo, _ActiveFlows
 from coflowlab.instances import fb_like, find_fb_trace, read_benchmark, uniform
 from coflowlab.policy import Decision, InstanceView, ObservedState
 from coflowlab.simulator import instance_view
-
-SMALL = {"num_queues": 4, "first_threshold": 5.0, "factor": 3.0}
-"""Queues [0, 5), [5, 15), [15, 45), [45, ∞): demotions happen on small instances."""
-
-
-def _bits(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.float64).view(np.int64)
 
 
 class Lockstep:
@@ -55,14 +49,14 @@ class Lockstep:
         b = self.ref.decide(state)
         assert_equal(a.rates is None, b.rates is None)
         if a.rates is not None:
-            assert_array_equal(_bits(a.rates), _bits(b.rates))
+            assert_array_equal(bits(a.rates), bits(b.rates))
         assert_equal(a.update is None, b.update is None)
         if a.update is not None and b.update is not None:
             assert_array_equal(a.update[0], b.update[0])
-            assert_array_equal(_bits(a.update[1]), _bits(b.update[1]))
+            assert_array_equal(bits(a.update[1]), bits(b.update[1]))
         assert_equal(a.wakeup, b.wakeup)
-        assert_array_equal(_bits(self.fast._rate_c), _bits(self.ref._rate_c))
-        assert_array_equal(_bits(self.fast._sent), _bits(self.ref._sent))
+        assert_array_equal(bits(self.fast._rate_c), bits(self.ref._rate_c))
+        assert_array_equal(bits(self.fast._sent), bits(self.ref._sent))
         assert_equal(self.fast.demotions, self.ref.demotions)
         self.checked += 1
         return a
@@ -103,40 +97,9 @@ def test_sparse_equals_reference_on_fb_like(seed: int, params: dict[str, Any]):
     assert_(check.dense)
 
 
-@st.composite
-def _instances(draw: Any) -> Instance:
-    m = draw(st.integers(1, 4))
-    coflows = []
-    for _ in range(draw(st.integers(1, 6))):
-        pairs = draw(
-            st.lists(
-                st.tuples(st.integers(0, m - 1), st.integers(0, m - 1)),
-                min_size=1,
-                max_size=m * m,
-                unique=True,
-            )
-        )
-        n = len(pairs)
-        sizes = draw(
-            st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0, 7.5, 20.0]), min_size=n, max_size=n)
-        )
-        starts = draw(st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.5]), min_size=n, max_size=n))
-        release = draw(st.sampled_from([0.0, 0.0, 0.5, 1.0, 4.0]))
-        coflows.append(
-            Coflow(
-                [
-                    (i, o, s, release + r)
-                    for (i, o), s, r in zip(pairs, sizes, starts, strict=True)
-                ],
-                release=release,
-            )
-        )
-    return Instance.from_coflows(coflows, m)
-
-
 @settings(max_examples=60, deadline=None)
 @given(
-    inst=_instances(),
+    inst=small_instances(),
     params=st.sampled_from(PARAMS),
     threshold=st.sampled_from([0.5, 2.0, 5.0]),
 )
@@ -221,4 +184,4 @@ def test_trace_prefix_equals_reference():
     assert_(result.verified and check.dense)
     assert_equal(check.checked, result.num_events)
     ref = simulate(inst, Aalo(sparse=False), record=False)
-    assert_array_equal(_bits(result.coflow_completion), _bits(ref.coflow_completion))
+    assert_array_equal(bits(result.coflow_completion), bits(ref.coflow_completion))

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+from aalo_lockstep import SMALL, bits, small_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_, assert_array_equal, assert_equal
@@ -25,13 +26,6 @@ from coflowlab import Coflow, Instance, simulate
 from coflowlab.heuristics.aalo import AaloUncoordinated
 from coflowlab.instances import fb_like, find_fb_trace, read_benchmark, uniform
 from coflowlab.policy import Decision, InstanceView, ObservedState
-
-SMALL = {"num_queues": 4, "first_threshold": 5.0, "factor": 3.0}
-"""Queues [0, 5), [5, 15), [15, 45), [45, ∞): per-port demotions happen on small instances."""
-
-
-def _bits(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.float64).view(np.int64)
 
 
 class Lockstep:
@@ -65,15 +59,15 @@ class Lockstep:
         rates = np.asarray(b.rates)
         differ = rates != self._given[flows]  # what the simulator would change
         assert_array_equal(a.update[0], flows[differ])
-        assert_array_equal(_bits(a.update[1]), _bits(rates[differ]))
+        assert_array_equal(bits(a.update[1]), bits(rates[differ]))
         self._given[flows] = rates
         lf = self.fast._lf
         assert lf is not None
         assert_array_equal(lf.act, flows)
-        assert_array_equal(_bits(lf.rate[flows]), _bits(b.rates))
+        assert_array_equal(bits(lf.rate[flows]), bits(b.rates))
         assert_equal(a.wakeup, b.wakeup)
         assert self.fast._local is not None and self.ref._local is not None
-        assert_array_equal(_bits(self.fast._local.bytes), _bits(self.ref._local.bytes))
+        assert_array_equal(bits(self.fast._local.bytes), bits(self.ref._local.bytes))
         assert_array_equal(self.fast.pair_queue, self.ref.pair_queue)
         # the demotions of this event (plain list comparison: assert_equal recurses slowly)
         new = slice(self.demoted, None)
@@ -98,8 +92,8 @@ def _same_result(inst: Instance, **params: Any) -> None:
     ref = simulate(inst, AaloUncoordinated(incremental=False, **params), record=False)
     assert_(fast.verified and ref.verified)
     assert_equal((fast.num_events, fast.num_records), (ref.num_events, ref.num_records))
-    assert_array_equal(_bits(fast.flow_completion), _bits(ref.flow_completion))
-    assert_array_equal(_bits(fast.coflow_completion), _bits(ref.coflow_completion))
+    assert_array_equal(bits(fast.flow_completion), bits(ref.flow_completion))
+    assert_array_equal(bits(fast.coflow_completion), bits(ref.coflow_completion))
 
 
 PARAMS = [
@@ -140,40 +134,9 @@ def test_incremental_equals_reference_with_dependencies():
     _same_result(inst, **SMALL)
 
 
-@st.composite
-def _instances(draw: Any) -> Instance:
-    m = draw(st.integers(1, 4))
-    coflows = []
-    for _ in range(draw(st.integers(1, 6))):
-        # repeated (ingress, egress) pairs allowed: several flows per (coflow, port) pair
-        pairs = draw(
-            st.lists(
-                st.tuples(st.integers(0, m - 1), st.integers(0, m - 1)),
-                min_size=1,
-                max_size=2 * m * m,
-            )
-        )
-        n = len(pairs)
-        sizes = draw(
-            st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0, 7.5, 20.0]), min_size=n, max_size=n)
-        )
-        starts = draw(st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.5]), min_size=n, max_size=n))
-        release = draw(st.sampled_from([0.0, 0.0, 0.5, 1.0, 4.0, 40.0]))
-        coflows.append(
-            Coflow(
-                [
-                    (i, o, s, release + r)
-                    for (i, o), s, r in zip(pairs, sizes, starts, strict=True)
-                ],
-                release=release,
-            )
-        )
-    return Instance.from_coflows(coflows, m)
-
-
 @settings(max_examples=60, deadline=None)
 @given(
-    inst=_instances(),
+    inst=small_instances(repeated_pairs=True, releases=(0.0, 0.5, 1.0, 4.0, 40.0)),
     params=st.sampled_from(PARAMS),
     threshold=st.sampled_from([0.5, 2.0, 5.0]),
 )
