@@ -53,6 +53,9 @@ __all__ = [
 
 GENERATORS = ("uniform", "fb-like", "cos", "single-port")
 
+FILE_FORMATS = ("json", "benchmark", "sincronia", "weighted-benchmark")
+"""``instances.io.FORMATS``, spelled out so that ``--help`` does not import the generators."""
+
 EXIT_NO_SOLUTION = 3
 """Exit status of a solve without a solution, or of a schedule that fails verification."""
 
@@ -803,7 +806,7 @@ def _add_input(sub: argparse.ArgumentParser, help: str, *, optional: bool = Fals
     )
     sub.add_argument(
         "--format",
-        choices=("json", "benchmark", "sincronia", "weighted-benchmark"),
+        choices=FILE_FORMATS,
         help="file format (default: detected from the content)",
     )
     sub.add_argument(
@@ -817,6 +820,11 @@ def _add_input(sub: argparse.ArgumentParser, help: str, *, optional: bool = Fals
         action="store_true",
         help="Sincronia files: read a coflow line whose flow count disagrees with its flows",
     )
+
+
+def _add_param(sub: argparse.ArgumentParser, help: str) -> None:
+    """The repeatable ``--param KEY=VALUE`` option (policy, method or generator parameters)."""
+    sub.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help=help)
 
 
 def _positive_int(text: str) -> int:
@@ -871,7 +879,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("-o", "--output", required=True, help="file to write")
     gen.add_argument(
         "--format",
-        choices=("json", "benchmark", "sincronia", "weighted-benchmark"),
+        choices=FILE_FORMATS,
         help="output format (default: from the suffix; .json is JSON)",
     )
     gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -921,13 +929,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_input(sim, "instance file (coflowlab JSON, coflow-benchmark or Sincronia)", optional=True)
     sim.add_argument("--policy", help="policy name; see --list")
-    sim.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="policy parameter, repeatable (e.g. --param starvation=false)",
-    )
+    _add_param(sim, "policy parameter, repeatable (e.g. --param starvation=false)")
     sim.add_argument(
         "--time-model",
         choices=("exact", "coflowsim"),
@@ -1006,13 +1008,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show the solver's log, on standard error (default: the solver is silent)",
     )
-    slv.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="method parameter, repeatable (e.g. --param algorithm=mip)",
-    )
+    _add_param(slv, "method parameter, repeatable (e.g. --param algorithm=mip)")
     slv.add_argument("--json", action="store_true", help="print the result as one JSON object")
     slv.add_argument(
         "-o",
@@ -1058,13 +1054,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KIND",
         help="generate the instances instead: uniform, fb-like, cos or single-port",
     )
-    cmp.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="generator parameter, repeatable (ports=4, coflows=8, density=0.5, ...)",
-    )
+    _add_param(cmp, "generator parameter, repeatable (ports=4, coflows=8, density=0.5, ...)")
     cmp.add_argument(
         "--seeds",
         type=_seeds,
@@ -1102,7 +1092,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument(
         "--format",
-        choices=("json", "benchmark", "sincronia", "weighted-benchmark"),
+        choices=FILE_FORMATS,
         help="format of the instance files (default: detected from the content)",
     )
     cmp.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="output folder")

@@ -134,14 +134,22 @@ def test_ctrl_c_during_simulate_exits_130_without_traceback(tmp_path):
     stderr, no traceback."""
     path = tmp_path / "fb.json"
     write_json(fb_like(400, seed=1), path)
+    # the child says when the package has loaded, so that the interrupt reaches the
+    # simulation and not the imports, however loaded the machine is
+    script = (
+        "import sys; from coflowlab.cli import main; print('loaded', file=sys.stderr, "
+        "flush=True); sys.exit(main(sys.argv[1:]))"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "coflowlab", "simulate", str(path), "--policy", "fair"],
+        [sys.executable, "-c", script, "simulate", str(path), "--policy", "fair"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=REPO,
     )
-    time.sleep(3.0)
+    assert proc.stderr is not None
+    assert proc.stderr.readline().strip() == "loaded"
+    time.sleep(1.0)
     if proc.poll() is not None:
         pytest.fail(f"the simulation ended before the interrupt: {proc.returncode}")
     proc.send_signal(signal.SIGINT)
@@ -250,13 +258,18 @@ def test_ctrl_c_during_solve_prints_the_incumbent_and_exits_130(tmp_path):
     write_json(uniform(4, 8, seed=1), path)  # its slotted MIP runs for minutes
     proc = subprocess.Popen(
         [sys.executable, "-m", "coflowlab", "solve", str(path), "--method", "exact-slotted",
-         "--json"],
+         "--json", "--log"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=REPO,
     )  # fmt: skip
-    time.sleep(4.0)
+    # interrupt once HiGHS runs (its banner is the log's first line; the list-schedule
+    # incumbent is built before): a fixed sleep raced the start-up on a loaded machine
+    assert proc.stderr is not None
+    first = proc.stderr.readline()
+    assert "HiGHS" in first, first
+    time.sleep(0.5)
     if proc.poll() is not None:
         pytest.fail(f"the solve ended before the interrupt: {proc.returncode}")
     proc.send_signal(signal.SIGINT)

@@ -46,6 +46,14 @@ def test_formats_lists_the_four_formats():
     assert_equal(FORMATS, ("json", "benchmark", "sincronia", "weighted-benchmark"))
 
 
+def test_cli_offers_the_readers_formats():
+    """Tests that the command line's --format choices are the readers' formats (the CLI spells
+    them out to keep its start-up light)."""
+    from coflowlab.cli import FILE_FORMATS
+
+    assert_equal(FILE_FORMATS, FORMATS)
+
+
 def test_json_round_trip_is_exact(tmp_path):
     """Tests that write_json then read_json gives back an equal instance, every field."""
     inst = rich_instance()
