@@ -118,6 +118,37 @@ class FluidSchedule:
         self.completion = _claimed(completion)
 
     @classmethod
+    def _adopt(
+        cls, num_flows: int, time: np.ndarray, flow: np.ndarray, rate: np.ndarray
+    ) -> FluidSchedule:
+        """A schedule over the given arrays themselves, not copies of them: for a simulator
+        whose records fill hundreds of MB and that hands them over. They are checked as the
+        constructor checks its input and made read-only. Arrays of other dtypes than
+        float64, int64, float64, or not sorted by time, go to the constructor instead.
+
+        Examples
+        --------
+        >>> t, f, r = np.array([0.0, 2.0]), np.array([0, 0]), np.array([1.0, 0.0])
+        >>> s = FluidSchedule._adopt(1, t, f, r)
+        >>> s.time is t, t.flags.writeable
+        (True, False)
+        """
+        t, f, r = np.asarray(time), np.asarray(flow), np.asarray(rate)
+        plain = (t.dtype, f.dtype, r.dtype) == (np.float64, np.int64, np.float64)
+        if not (plain and t.ndim == f.ndim == r.ndim == 1 and np.all(t[1:] >= t[:-1])):
+            return cls(num_flows, time, flow, rate)
+        if len(t) != len(f):
+            raise InvalidScheduleError(f"time has {len(t)} records but flow has {len(f)}")
+        _check_columns(num_flows, f, {"time": t, "rate": r})
+        sched = cls.__new__(cls)
+        sched.num_flows = int(num_flows)
+        sched.time = _frozen(t, np.float64, copy=False)
+        sched.flow = _frozen(f, np.int64, copy=False)
+        sched.rate = _frozen(r, np.float64, copy=False)
+        sched.completion = None
+        return sched
+
+    @classmethod
     def from_segments(
         cls,
         num_flows: int,

@@ -8,13 +8,17 @@ PFP
     new flow is compared with the bytes *left* of the flows already there). Every quantum the
     ports are visited in index order and each sends, at full rate, its first flow whose mapper
     is not yet sending. Sizes are whole MiB and full rate is 1 MiB per quantum, so the
-    arithmetic is exact; the matching changes only when a flow ends or flows arrive.
+    arithmetic is exact; the matching changes only when a flow ends or flows arrive. The loop
+    runs compiled (:func:`._pfp_jit.pfp`); :meth:`FlowEngine._run_pfp` is its Python
+    reference.
 FAIR
     Every flow gets ``min(C / n_dst, C / n_src)`` per quantum, where ``n`` counts the flows at
     its ports (not max-min). A flow's rate depends only on those counts, so it changes only
     when a flow at one of its two ports ends or arrives; the compiled loop
     (:func:`.kernels.fair`) jumps from one such event to the next, keeping each flow's bytes
-    left exactly as CoflowSim's doubles hold them.
+    left exactly as CoflowSim's doubles hold them, and writes the schedule's records in
+    their final form and order (some 62 million on the public trace), which the recorder
+    takes over without a copy or a sort (:meth:`.Recorder.adopt`).
 """
 
 from __future__ import annotations
@@ -23,13 +27,16 @@ import heapq
 from bisect import bisect_right
 
 import numpy as np
+import numpy.typing as npt
 
 from . import kernels
 from .engine import BIG
-from .recorder import Recorder
+from .recorder import _GRID, Recorder
 from .rounding import QUANTUM_MS, CoflowSimView
 
 __all__ = ["FlowEngine"]
+
+IntArray = npt.NDArray[np.int64]
 
 MIB = 1048576
 
@@ -45,6 +52,13 @@ class FlowEngine:
         ``"pfp"`` or ``"fair"``.
     epoch_ms
         Admission epoch (10,240 ms, or CoflowSim's whole day for the offline mode).
+    reference
+        Run the reference implementations instead of the fast ones: for PFP the Python loop
+        that :func:`._pfp_jit.pfp` was translated from, for FAIR the records passed through
+        :meth:`.Recorder.add_raw` and sorted into the schedule, instead of written by the
+        compiled loop in their final form and order (:meth:`.Recorder.adopt`). Both give the
+        same schedule, bit for bit (``tests/heuristics/test_coflowsim_pfp.py`` and
+        ``test_coflowsim_fair.py``).
 
     Examples
     --------
@@ -58,10 +72,13 @@ class FlowEngine:
     [32.0, 40.0, 104.0]
     """
 
-    def __init__(self, view: CoflowSimView, policy: str, epoch_ms: int) -> None:
+    def __init__(
+        self, view: CoflowSimView, policy: str, epoch_ms: int, *, reference: bool = False
+    ) -> None:
         if policy not in ("pfp", "fair"):
             raise ValueError(f"FlowEngine: unknown policy {policy!r}")
         self.view = view
+        self.reference = reference
         self.policy = policy
         self.epoch_ms = epoch_ms
         self.epoch_q = epoch_ms // QUANTUM_MS
@@ -104,7 +121,9 @@ class FlowEngine:
 
     def run(self) -> None:
         """Simulates until every coflow is admitted and finished."""
-        if self.policy == "pfp":
+        if self.policy == "pfp" and not self.reference:
+            self._run_pfp_compiled()
+        elif self.policy == "pfp":
             self._run_pfp()
         else:
             self._run_fair()
@@ -121,8 +140,57 @@ class FlowEngine:
                 out.append((qt, [j]))
         return out
 
+    def _admit_all(self) -> tuple[IntArray, IntArray, IntArray]:
+        """Admits every coflow at its epoch, for the compiled loops: the epochs in quanta, and
+        the flows admitted at epoch ``i``, ``flows[ptr[i]:ptr[i + 1]]``."""
+        adm_q: list[int] = []
+        adm_flows: list[int] = []
+        adm_ptr = [0]
+        for qt, jobs in self._arrivals():
+            adm_q.append(qt)
+            for j in jobs:
+                self.admitted[j] = True
+                self.start[j] = float(qt * QUANTUM_MS)
+                lo, hi = self.job_range[j]
+                adm_flows.extend(range(lo, hi))
+            adm_ptr.append(len(adm_flows))
+        as_int = [np.asarray(a, dtype=np.int64) for a in (adm_q, adm_ptr, adm_flows)]
+        return as_int[0], as_int[1], as_int[2]
+
     # ------------------------------------------------------------------ PFP
+    def _run_pfp_compiled(self) -> None:
+        """:meth:`_run_pfp` compiled (:func:`._pfp_jit.pfp`): the same records, in the same
+        order."""
+        from . import _pfp_jit
+
+        v = self.view
+        adm_q, adm_ptr, adm_flows = self._admit_all()
+        src = v.flow_src.astype(np.int64)
+        dst = v.flow_dst.astype(np.int64)
+        pairs = _pfp_jit.pair_tables(src, dst, v.num_ports)
+        raw_q, raw_f, raw_r, fin_q, fin_f, job_fin, job_done, events = _pfp_jit.pfp(
+            adm_q,
+            adm_ptr,
+            adm_flows,
+            src,
+            dst,
+            (v.flow_bytes / MIB).astype(np.int64),
+            v.flow_red.astype(np.int64),
+            v.flow_job.astype(np.int64),
+            v.red_count.astype(np.int64),
+            v.num_reducers.astype(np.int64),
+            v.num_ports,
+            *pairs,
+            BIG,
+        )
+        self.num_events = int(events)
+        self.finish[job_done] = (job_fin[job_done] + 1) * float(QUANTUM_MS)
+        self.active = int(np.count_nonzero(self.admitted & ~job_done))
+        self.rec.add_raw(raw_q, raw_f, raw_r)
+        self.rec.add_last(fin_q, fin_f, np.full(len(fin_f), float(MIB)))
+
     def _run_pfp(self) -> None:
+        """The Python loop of PFP: the reference for :meth:`_run_pfp_compiled`."""
         v = self.view
         nports = v.num_ports
         size_mib = (v.flow_bytes / MIB).astype(np.int64).tolist()
@@ -330,21 +398,12 @@ class FlowEngine:
     # ------------------------------------------------------------------ FAIR
     def _run_fair(self) -> None:
         v = self.view
-        adm_q: list[int] = []
-        adm_flows: list[int] = []
-        adm_ptr = [0]
-        for qt, jobs in self._arrivals():
-            adm_q.append(qt)
-            for j in jobs:
-                self.admitted[j] = True
-                self.start[j] = float(qt * QUANTUM_MS)
-                lo, hi = self.job_range[j]
-                adm_flows.extend(range(lo, hi))
-            adm_ptr.append(len(adm_flows))
-        rec_q, rec_f, rec_d, last_q, last_bytes, last_d, job_fin, events = kernels.fair(
-            np.asarray(adm_q, dtype=np.int64),
-            np.asarray(adm_ptr, dtype=np.int64),
-            np.asarray(adm_flows, dtype=np.int64),
+        adm_q, adm_ptr, adm_flows = self._admit_all()
+        final = not self.reference
+        rec_t, rec_f, rec_r, last_at, last_q, last_bytes, last_d, job_fin, events = kernels.fair(
+            adm_q,
+            adm_ptr,
+            adm_flows,
             v.flow_src,
             v.flow_dst,
             v.flow_bytes,
@@ -354,10 +413,18 @@ class FlowEngine:
             v.num_reducers.astype(np.int64),
             v.num_ports,
             BIG,
+            final,
+            _GRID,
         )
         self.num_events = int(events)
         done = job_fin >= 0
         self.finish[done] = (job_fin[done] + 1) * float(QUANTUM_MS)
-        self.rec.add_raw(rec_q, rec_f, rec_d)
         ended = np.flatnonzero(last_q >= 0)
-        self.rec.add_last(last_q[ended], ended, last_bytes[ended], last_d[ended])
+        if final:
+            self.rec.adopt(
+                rec_t, rec_f, rec_r, last_at[ended], last_q[ended], ended, last_bytes[ended],
+                last_d[ended],
+            )  # fmt: skip
+        else:
+            self.rec.add_raw(rec_t.astype(np.int64), rec_f, rec_r)
+            self.rec.add_last(last_q[ended], ended, last_bytes[ended], last_d[ended])

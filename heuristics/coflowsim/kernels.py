@@ -385,35 +385,51 @@ def backfill(seg, order, flows, src, dst, s_free, r_free, bps):  # pragma: no co
 
 
 @njit(cache=True)
-def _heap_less(hkey, hflow, i, j):  # pragma: no cover - numba
-    """Entry i before entry j: by key, then by flow (the order of ``(key, flow)`` tuples)."""
-    return hkey[i] < hkey[j] or (hkey[i] == hkey[j] and hflow[i] < hflow[j])
-
-
-@njit(cache=True)
-def _heap_swap(hkey, hflow, hpos, i, j):  # pragma: no cover - numba
-    hkey[i], hkey[j] = hkey[j], hkey[i]
-    hflow[i], hflow[j] = hflow[j], hflow[i]
-    hpos[hflow[i]] = i
-    hpos[hflow[j]] = j
-
-
-@njit(cache=True)
 def _heap_sift(hkey, hflow, hpos, size, i):  # pragma: no cover - numba
-    """Moves entry i up or down to its place."""
-    while i > 0 and _heap_less(hkey, hflow, i, (i - 1) // 2):
-        _heap_swap(hkey, hflow, hpos, i, (i - 1) // 2)
-        i = (i - 1) // 2
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            return
-        if c + 1 < size and _heap_less(hkey, hflow, c + 1, c):
-            c += 1
-        if not _heap_less(hkey, hflow, c, i):
-            return
-        _heap_swap(hkey, hflow, hpos, i, c)
-        i = c
+    """Moves entry i up or down to its place in the 4-ary heap of ``(key, flow)`` pairs
+    (children of entry i: 4i+1..4i+4), moving the entries it passes instead of swapping.
+
+    Any heap pops the same sequence, since no two entries tie (a flow is in it once); four
+    children per entry halve the levels a moved key passes (the FAIR loop moves one for
+    every rate it sets, some 60 million times on the trace)."""
+    key = hkey[i]
+    fl = hflow[i]
+    moved = False
+    while i > 0:
+        p = (i - 1) >> 2
+        pk = hkey[p]
+        if key < pk or (key == pk and fl < hflow[p]):
+            hkey[i] = pk
+            hflow[i] = hflow[p]
+            hpos[hflow[i]] = i
+            i = p
+            moved = True
+        else:
+            break
+    if not moved:
+        while True:
+            c = 4 * i + 1
+            if c >= size:
+                break
+            best = c
+            bk = hkey[c]
+            bf = hflow[c]
+            for cc in range(c + 1, min(c + 4, size)):
+                ck = hkey[cc]
+                if ck < bk or (ck == bk and hflow[cc] < bf):
+                    best = cc
+                    bk = ck
+                    bf = hflow[cc]
+            if bk < key or (bk == key and bf < fl):
+                hkey[i] = bk
+                hflow[i] = bf
+                hpos[bf] = i
+                i = best
+            else:
+                break
+    hkey[i] = key
+    hflow[i] = fl
+    hpos[fl] = i
 
 
 @njit(cache=True)
@@ -455,15 +471,38 @@ def _grow(a, n):  # pragma: no cover - numba
 
 @njit(cache=True)
 def fair(
-    adm_q, adm_ptr, adm_flows, src, dst, size, red, job, red_count, job_reds, num_ports, never
+    adm_q,
+    adm_ptr,
+    adm_flows,
+    src,
+    dst,
+    size,
+    red,
+    job,
+    red_count,
+    job_reds,
+    num_ports,
+    never,
+    final,
+    grid,
 ):  # pragma: no cover - numba
     """CoflowSim's FAIR (``FlowSimulator.fairShare``). Coflows enter at quanta adm_q[a]
     (their flows adm_flows[adm_ptr[a]:adm_ptr[a+1]]); in every quantum each flow moves
     min(2**20 / n_dst, 2**20 / n_src, bytes left), n counting the flows at its two ports at
     the quantum's start. Rates change only when a count does, so the loop jumps from one flow
-    end or admission to the next. Returns the rate records (quantum, flow, bytes per quantum),
-    each flow's last quantum, its bytes and rate there, each coflow's last quantum and the
-    number of CoflowSim events."""
+    end or admission to the next. Returns the records (time, flow, rate), the position of
+    each flow's last-quantum record (``final`` only, else empty), each flow's last quantum,
+    its bytes and rate there, each coflow's last quantum and the number of CoflowSim events.
+
+    Without ``final`` the records are the rate changes as (quantum, flow, bytes per
+    quantum), for :meth:`.recorder.Recorder.add_raw`. With ``final`` they are the whole
+    schedule :meth:`.recorder.Recorder.schedule` would build from those, in its order and
+    units, so that no copy or sort of the records is needed (:meth:`.Recorder.adopt`): times
+    in ms, rates in MB per ms rounded down to multiples of ``1 / grid``, and after the rate
+    changes of each quantum the zero-rate records of the flows that ended in the quantum
+    before, and each flow's last-quantum record (its rate left at 0 for the recorder to
+    fill in) after everything else at its time; flows that tie keep the order of their
+    indices, as the stable sort of the recorder does."""
     nf = size.shape[0]
     mib = 1048576.0
     rem = size.copy()
@@ -486,6 +525,14 @@ def fair(
     r_items = np.empty(nf, dtype=np.int64)
     s_slot = np.empty(nf, dtype=np.int64)
     r_slot = np.empty(nf, dtype=np.int64)
+    # beside each slot: the flow's other port and its rate, so that the rate loop reads the
+    # port lists in order instead of looking each flow up; and each port's share 2**20 / n
+    s_oth = np.empty(nf, dtype=np.int64)
+    r_oth = np.empty(nf, dtype=np.int64)
+    s_d = np.empty(nf)
+    r_d = np.empty(nf)
+    share_s = np.zeros(num_ports)
+    share_r = np.zeros(num_ports)
     red_left = red_count.copy()
     red_fin = np.full(red_count.shape[0], -1, dtype=np.int64)
     job_left = job_reds.copy()
@@ -493,10 +540,14 @@ def fair(
     last_q = np.full(nf, -1, dtype=np.int64)
     last_bytes = np.zeros(nf)
     last_d = np.zeros(nf)
-    rec_q = np.empty(4 * nf + 16, dtype=np.int64)
+    rec_t = np.empty(4 * nf + 16)
     rec_f = np.empty(4 * nf + 16, dtype=np.int64)
-    rec_d = np.empty(4 * nf + 16)
+    rec_r = np.empty(4 * nf + 16)
     nrec = 0
+    last_at = np.full(nf if final else 0, -1, dtype=np.int64)
+    ended = np.empty(nf, dtype=np.int64)  # flows whose zero-rate record is due (final)
+    n_ended = 0
+    per_ms = 8.0 * mib  # bytes per quantum -> MB per ms
     events = 0
     # flows by (last quantum, flow): an indexed heap of the alive flows, so that a new rate
     # moves its flow's entry instead of adding one (a heap of every rate ever set grew to
@@ -526,6 +577,17 @@ def fair(
                 last_d[f] = d[f]
                 rem[f] = before - last_bytes[f]
                 alive[f] = False
+                if final:
+                    rec_t = _grow(rec_t, nrec + 1)
+                    rec_f = _grow(rec_f, nrec + 1)
+                    rec_r = _grow(rec_r, nrec + 1)
+                    rec_t[nrec] = qf * 8.0
+                    rec_f[nrec] = f
+                    rec_r[nrec] = 0.0
+                    last_at[f] = nrec
+                    nrec += 1
+                    ended[n_ended] = f
+                    n_ended += 1
                 a = src[f]
                 b = dst[f]
                 n_s[a] -= 1
@@ -533,12 +595,18 @@ def fair(
                 touched_s[a] = True
                 touched_r[b] = True
                 k = s_slot[f]  # swap-remove from the port lists
-                g = s_items[s_off[a] + n_s[a]]
+                k2 = s_off[a] + n_s[a]
+                g = s_items[k2]
                 s_items[k] = g
+                s_oth[k] = s_oth[k2]
+                s_d[k] = s_d[k2]
                 s_slot[g] = k
                 k = r_slot[f]
-                g = r_items[r_off[b] + n_r[b]]
+                k2 = r_off[b] + n_r[b]
+                g = r_items[k2]
                 r_items[k] = g
+                r_oth[k] = r_oth[k2]
+                r_d[k] = r_d[k2]
                 r_slot[g] = k
                 rd = red[f]
                 red_left[rd] -= 1
@@ -565,8 +633,12 @@ def fair(
                 d[f] = 0.0
                 s_slot[f] = s_off[a] + n_s[a]
                 s_items[s_slot[f]] = f
+                s_oth[s_slot[f]] = b
+                s_d[s_slot[f]] = 0.0
                 r_slot[f] = r_off[b] + n_r[b]
                 r_items[r_slot[f]] = f
+                r_oth[r_slot[f]] = a
+                r_d[r_slot[f]] = 0.0
                 n_s[a] += 1
                 n_r[b] += 1
                 touched_s[a] = True
@@ -574,6 +646,11 @@ def fair(
             ai += 1
             events += 1
         # new rates for the flows at ports whose counts changed
+        for p in range(num_ports):
+            if touched_s[p] and n_s[p] > 0:
+                share_s[p] = mib / n_s[p]
+            if touched_r[p] and n_r[p] > 0:
+                share_r[p] = mib / n_r[p]
         for p in range(num_ports):
             for side in range(2):
                 if side == 0:
@@ -587,91 +664,140 @@ def fair(
                     lo = r_off[p]
                     hi = lo + n_r[p]
                 for k in range(lo, hi):
-                    f = s_items[k] if side == 0 else r_items[k]
-                    new = min(mib / n_r[dst[f]], mib / n_s[src[f]])
-                    if new == d[f]:
-                        continue
+                    # min(2**20 / n_dst, 2**20 / n_src), as the shares were computed
+                    if side == 0:
+                        new = min(share_r[s_oth[k]], share_s[p])
+                        if new == s_d[k]:
+                            continue
+                        f = s_items[k]
+                        r_d[r_slot[f]] = new
+                        s_d[k] = new
+                    else:
+                        new = min(share_r[p], share_s[r_oth[k]])
+                        if new == r_d[k]:
+                            continue
+                        f = r_items[k]
+                        s_d[s_slot[f]] = new
+                        r_d[k] = new
                     if q > t0[f]:
                         rem[f] = drain_one(rem[f], d[f], q - t0[f])[0]
                     t0[f] = q
                     d[f] = new
                     fin[f] = q - 1 + steps_to_finish(rem[f], new, never)
                     hsize = _heap_set(hkey, hflow, hpos, hsize, f, fin[f])
-                    rec_q = _grow(rec_q, nrec + 1)
+                    rec_t = _grow(rec_t, nrec + 1)
                     rec_f = _grow(rec_f, nrec + 1)
-                    rec_d = _grow(rec_d, nrec + 1)
-                    rec_q[nrec] = q
+                    rec_r = _grow(rec_r, nrec + 1)
                     rec_f[nrec] = f
-                    rec_d[nrec] = new
+                    if final:
+                        rec_t[nrec] = q * 8.0
+                        rec_r[nrec] = math.floor((new / per_ms) * grid) / grid
+                    else:
+                        rec_t[nrec] = q
+                        rec_r[nrec] = new
                     nrec += 1
             touched_s[p] = False
             touched_r[p] = False
-    return (rec_q[:nrec], rec_f[:nrec], rec_d[:nrec], last_q, last_bytes, last_d, job_fin, events)
+        if final and n_ended:  # the flows that ended in quantum q - 1 stop at q
+            rec_t = _grow(rec_t, nrec + n_ended)
+            rec_f = _grow(rec_f, nrec + n_ended)
+            rec_r = _grow(rec_r, nrec + n_ended)
+            for k in range(n_ended):
+                rec_t[nrec] = q * 8.0
+                rec_f[nrec] = ended[k]
+                rec_r[nrec] = 0.0
+                nrec += 1
+            n_ended = 0
+    return (
+        rec_t[:nrec],
+        rec_f[:nrec],
+        rec_r[:nrec],
+        last_at,
+        last_q,
+        last_bytes,
+        last_d,
+        job_fin,
+        events,
+    )
 
 
 @njit(cache=True)
 def shift_tails(end, want, t_all, f_all, r_all, grid):  # pragma: no cover - numba
-    """The loop of :func:`coflowlab.heuristics.coflowsim.recorder._shift_tails` in one pass
-    per step instead of a sort of every record: lowers (in place) the rates ``r_all`` of the
-    latest segments of each flow ``f`` ending before ``end[f]`` (``-inf``: not asked) until
-    ``want[f]`` MB are freed. Returns ``(ok, freed per flow)``; ``ok`` is False, and nothing
-    is changed, when a flow's records are not in time order (the caller then sorts them).
+    """The loop of :func:`coflowlab.heuristics.coflowsim.recorder._shift_tails` without a
+    sort of every record: lowers (in place) the rates ``r_all`` of the latest segments of
+    each flow ``f`` ending before ``end[f]`` (``-inf``: not asked) until ``want[f]`` MB are
+    freed. Returns ``(ok, freed per flow)``; ``ok`` is False, and nothing is changed, when a
+    flow's records are not in time order (the caller then sorts them).
 
     The records of each flow are taken in index order (a counting sort by flow, which is
     stable, as NumPy's stable argsort is), the later of two records at one time wins, and
     the suffix sums run over all kept records from the last one back, in the order of
     NumPy's ``cumsum`` of the reversed array; so every rate written is the same double the
-    NumPy formulation computes (``tests/heuristics/test_coflowsim_recorder.py``)."""
+    NumPy formulation computes (``tests/heuristics/test_coflowsim_recorder.py``).
+
+    The asked records are copied once, grouped by flow (their index, time and rate side by
+    side, so that the scattered writes touch few cache lines); everything after that reads
+    them in order, and a flow's suffix sums and shifts are done before the next flow's, so
+    no other array of the records' length is needed (the trace's FAIR replay asks about 58
+    million records: the memory written, not the arithmetic, is what costs)."""
     nf = end.shape[0]
     n = t_all.shape[0]
     start = np.zeros(nf + 1, dtype=np.int64)
     for i in range(n):
         if t_all[i] < end[f_all[i]]:
             start[f_all[i] + 1] += 1
+    widest = 0
     for k in range(nf):
+        widest = max(widest, start[k + 1])
         start[k + 1] += start[k]
+    m = start[nf]
     slot = start[:-1].copy()
-    idx = np.empty(start[nf], dtype=np.int64)
+    g_idx = np.empty(m, dtype=np.int64)
+    g_tr = np.empty((m, 2))  # time, rate
     for i in range(n):
         f = f_all[i]
-        if t_all[i] < end[f]:
-            idx[slot[f]] = i
-            slot[f] += 1
-    m = idx.shape[0]
-    for k in range(1, m):
-        if f_all[idx[k]] == f_all[idx[k - 1]] and t_all[idx[k]] < t_all[idx[k - 1]]:
-            return False, np.zeros(0)
-    keep = np.empty(m, dtype=np.int64)
-    nk = 0
-    for k in range(m):
-        i = idx[k]
-        if k + 1 < m and f_all[idx[k + 1]] == f_all[i] and t_all[idx[k + 1]] == t_all[i]:
-            continue  # a later record at the same time overrides this one
-        keep[nk] = i
-        nk += 1
-    length = np.empty(nk)
-    nbytes = np.empty(nk)
-    flow_end = np.empty(nk, dtype=np.int64)  # one past the flow's last kept record
-    for k in range(nk - 1, -1, -1):
-        i = keep[k]
-        f = f_all[i]
-        tail = k + 1 == nk or f_all[keep[k + 1]] != f
-        length[k] = (end[f] if tail else t_all[keep[k + 1]]) - t_all[i]
-        nbytes[k] = r_all[i] * length[k]
-        flow_end[k] = k + 1 if tail else flow_end[k + 1]
-    suffix = np.zeros(nk + 1)
-    acc = 0.0
-    for k in range(nk - 1, -1, -1):
-        acc += nbytes[k]
-        suffix[k] = acc
+        t = t_all[i]
+        if t < end[f]:
+            s = slot[f]
+            g_idx[s] = i
+            g_tr[s, 0] = t
+            g_tr[s, 1] = r_all[i]
+            slot[f] = s + 1
+    for f in range(nf):
+        for k in range(start[f] + 1, start[f + 1]):
+            if g_tr[k, 0] < g_tr[k - 1, 0]:
+                return False, np.zeros(0)
+    kept = np.empty(widest, dtype=np.int64)
+    length = np.empty(widest)
+    nbytes = np.empty(widest)
+    suffix = np.empty(widest)
     freed = np.zeros(nf)
-    for k in range(nk):
-        i = keep[k]
-        f = f_all[i]
-        take = want[f] - ((suffix[k] - nbytes[k]) - suffix[flow_end[k]])
-        take = min(max(take, 0.0), nbytes[k])
-        if take > 0:
-            new = math.floor(max(r_all[i] - take / length[k], 0.0) * grid) / grid
-            freed[f] += (r_all[i] - new) * length[k]
-            r_all[i] = new
+    acc = 0.0  # the suffix sum over the kept records of this flow and all later ones
+    for f in range(nf - 1, -1, -1):
+        lo = start[f]
+        hi = start[f + 1]
+        if lo == hi:
+            continue
+        after = acc  # the suffix sum just past this flow's last kept record
+        nk = 0
+        t_next = end[f]
+        for k in range(hi - 1, lo - 1, -1):
+            if k + 1 < hi and g_tr[k + 1, 0] == g_tr[k, 0]:
+                continue  # a later record at the same time overrides this one
+            kept[nk] = k
+            length[nk] = t_next - g_tr[k, 0]
+            nbytes[nk] = g_tr[k, 1] * length[nk]
+            acc += nbytes[nk]
+            suffix[nk] = acc
+            t_next = g_tr[k, 0]
+            nk += 1
+        w = want[f]
+        for j in range(nk - 1, -1, -1):  # the kept records in index order
+            take = w - ((suffix[j] - nbytes[j]) - after)
+            take = min(max(take, 0.0), nbytes[j])
+            if take > 0:
+                rate = g_tr[kept[j], 1]
+                new = math.floor(max(rate - take / length[j], 0.0) * grid) / grid
+                freed[f] += (rate - new) * length[j]
+                r_all[g_idx[kept[j]]] = new
     return True, freed

@@ -122,6 +122,7 @@ class Recorder:
         self._t: list[np.ndarray] = []
         self._f: list[np.ndarray] = []
         self._r: list[np.ndarray] = []
+        self._adopted: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self.num_records = 0
 
     def _emit(self, q: npt.ArrayLike, flows: np.ndarray, per_quantum: npt.ArrayLike) -> None:
@@ -209,16 +210,54 @@ class Recorder:
         b = np.asarray(nbytes, dtype=np.float64)
         self._add_last(last_q, flows, b if most is None else np.asarray(most, float), b)
 
-    def _add_last(
-        self, last_q: npt.ArrayLike, flows: npt.ArrayLike, most: np.ndarray, left: np.ndarray
+    def adopt(
+        self,
+        time: npt.NDArray[np.float64],
+        flows: npt.NDArray[np.int64],
+        rate: npt.NDArray[np.float64],
+        last_at: npt.NDArray[np.int64],
+        last_q: npt.NDArray[np.int64],
+        last_flows: npt.NDArray[np.int64],
+        nbytes: npt.NDArray[np.float64],
+        most: npt.NDArray[np.float64],
     ) -> None:
+        """Takes over a whole schedule's records, written by an engine in the form and order
+        :meth:`schedule` gives them (times in ms, rates in MB per ms on the grid of
+        :func:`_on_grid`, sorted by time as the stable sort of :meth:`schedule` sorts the
+        records of :meth:`add_raw` and :meth:`add_last`), instead of copying and sorting
+        them. Flow ``last_flows[i]`` sends its last ``nbytes[i]`` bytes in quantum
+        ``last_q[i]``, where its rate allows ``most[i]`` (as for :meth:`add_last`); its record
+        there is ``last_at[i]``, whose rate :meth:`schedule` writes. The schedule holds the
+        arrays' memory (through read-only views) after changing rates in place; no other
+        records may be added. :attr:`num_records` counts every record, the last-quantum ones
+        included.
+        """
+        if self._t or self._last_f or self._adopted is not None:
+            raise ValueError("Recorder.adopt: the recorder already holds records")
+        self._adopted = (time, flows, rate, np.asarray(last_at, dtype=np.int64))
+        self.num_records = len(flows)
+        b = np.asarray(nbytes, dtype=np.float64)
+        self._add_last(last_q, last_flows, np.asarray(most, dtype=np.float64), b, emit=False)
+
+    def _add_last(
+        self,
+        last_q: npt.ArrayLike,
+        flows: npt.ArrayLike,
+        most: np.ndarray,
+        left: np.ndarray,
+        *,
+        emit: bool = True,
+    ) -> None:
+        if self._adopted is not None and emit:
+            raise ValueError("Recorder: no records can be added to adopted ones")
         f = np.asarray(flows, dtype=np.int64)
         lq = np.broadcast_to(np.asarray(last_q, dtype=np.int64), f.shape).copy()
         self._last_q.append(lq)
         self._last_f.append(f.copy())
         self._last_cap.append(np.broadcast_to(most, f.shape).astype(np.float64))
         self._last_left.append(np.broadcast_to(left, f.shape).astype(np.float64))
-        self._emit(lq + 1, f, 0.0)
+        if emit:
+            self._emit(lq + 1, f, 0.0)
 
     def schedule(self, num_flows: int, *, tol: float = TOL) -> FluidSchedule:
         """The fluid schedule of every record (sorted by time; later records win ties).
@@ -229,6 +268,7 @@ class Recorder:
         is below twice the verifier's rate tolerance at ``tol`` (see the module docstring).
         """
         self.tol = tol
+        adopted = self._adopted
         if self._last_f:
             lq = np.concatenate(self._last_q)
             lf = np.concatenate(self._last_f)
@@ -238,8 +278,13 @@ class Recorder:
             need = np.minimum(cap, MIN_LAST_BYTES / BYTES_PER_MB) - left
             short = np.flatnonzero(need > 0)
             if short.size:
-                t, f, r = np.concatenate(self._t), np.concatenate(self._f), np.concatenate(self._r)
-                self._t, self._f, self._r = [t], [f], [r]
+                if adopted is None:
+                    t = np.concatenate(self._t)
+                    f = np.concatenate(self._f)
+                    r = np.concatenate(self._r)
+                    self._t, self._f, self._r = [t], [f], [r]
+                else:  # a flow's own records keep their order, so the shifts are the same
+                    t, f, r, _ = adopted
                 freed = _shift_recent(lq[short] * _QMS, self._recent[lf[short]], need[short], t, r)
                 left[short] += freed
                 more = freed < need[short] * (1.0 - 1e-9)
@@ -253,9 +298,14 @@ class Recorder:
             slowest = float(np.min(rate[rate > 0.0], initial=np.inf)) / _CAP_MB_PER_MS
             self.tol = max(min(tol, slowest / 2.0), MIN_TOL)
             self.crawling = np.unique(lf[rate < 2.0 * self.tol * _CAP_MB_PER_MS])
-            self._t.append(lq.astype(np.float64) * _QMS)
-            self._f.append(lf)
-            self._r.append(rate)
+            if adopted is None:
+                self._t.append(lq.astype(np.float64) * _QMS)
+                self._f.append(lf)
+                self._r.append(rate)
+            else:
+                adopted[2][adopted[3]] = rate
+        if adopted is not None:
+            return FluidSchedule._adopt(num_flows, adopted[0], adopted[1], adopted[2])
         if not self._t:
             return FluidSchedule(num_flows, [], np.zeros(0, dtype=np.int64), [])
         return FluidSchedule(
