@@ -4,8 +4,29 @@ globals, not closures."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+
+
+class G0(NamedTuple):
+    """FIFO-LM's group 0 (the multiplexed class) per port pair, kept between events for
+    :func:`g0_fill`; ``on=False`` (arrays unused): the per-flow computation only."""
+
+    on: bool
+    m: int
+    cnt: np.ndarray  # alive flows of group 0 per (ingress a, egress b): [a * m + b]
+    first: np.ndarray  # per port (2m): the least alive flow of group 0 there (nf: none)
+    pfl_ptr: np.ndarray  # per port: its flows in index order, pfl[pfl_ptr[p]:pfl_ptr[p + 1]]
+    pfl: np.ndarray
+    pfl_pos: np.ndarray  # f's position in pfl: ingress side [f], egress side [nf + f]
+    cls_ptr: np.ndarray  # per (a, b): its flows in index order, cls_flows[cls_ptr[key]:...]
+    cls_flows: np.ndarray
+    cls_rate: np.ndarray  # the rate group 0 last gave the pair's flows
+    joined: np.ndarray  # flows that joined group 0 since its last computation
+    njoined: np.ndarray  # [count, overflowed]
+    stamp: np.ndarray  # scratch, all False between calls
 
 
 @njit(cache=True, inline="always")
@@ -844,6 +865,177 @@ def fill_group(
 
 
 @njit(cache=True)
+def g0_move(f, d, pa, pb, alive, served, g0):  # pragma: no cover - numba
+    # flow f joined (d = 1) or left (d = -1) group 0; alive/served already say so
+    a = pa[f]
+    b = pb[f]
+    m = g0.m
+    nf = alive.shape[0]
+    g0.cnt[a * m + b - m] += d
+    if d > 0:
+        g0.first[a] = min(g0.first[a], f)
+        g0.first[b] = min(g0.first[b], f)
+        nj = g0.njoined[0]
+        if nj < g0.joined.shape[0]:
+            g0.joined[nj] = f
+            g0.njoined[0] = nj + 1
+        else:
+            g0.njoined[1] = 1
+        return
+    for side in range(2):
+        p = a if side == 0 else b
+        if g0.first[p] != f:
+            continue
+        # no flow before f at p is in group 0: the next one is after it
+        g0.first[p] = nf
+        for w in range(g0.pfl_pos[side * nf + f] + 1, g0.pfl_ptr[p + 1]):
+            h = g0.pfl[w]
+            if alive[h] and served[h]:
+                g0.first[p] = h
+                break
+
+
+@njit(cache=True)
+def g0_fill(res, port_served, pa, pb, alive, served, rate, g0):  # pragma: no cover - numba
+    # FIFO-LM's group 0 from its flow counts per port pair: `fill_group` over its flows in
+    # index order (group 0 starts from the full capacities, all positive), operation for
+    # operation, so the same bits, at a cost in ports rather than flows:
+    # - `fill_group` lists the ports in the order they first occur in the flows; here, by
+    #   each port's least flow (ingress before egress on the same flow);
+    # - when port bp fixes its flows, each of its flows to a port o subtracts the same
+    #   `best` from o's capacity, one after the other: the count of (bp, o) flows says how
+    #   many times, and a port's level is only read after the step;
+    # - a flow's rate is the `best` of the first of its ports to be fixed, the same for all
+    #   flows of a port pair.
+    # Subtracts what group 0 uses from `res`; returns the flows whose rate changes (index
+    # order, as `fifo_step`'s per-flow loop emits them) and their rates.
+    m = g0.m
+    np2 = 2 * m
+    cnt = g0.cnt
+    cls_rate = g0.cls_rate
+    plist = np.empty(np2, dtype=np.int64)
+    key = np.empty(np2, dtype=np.int64)
+    nports = 0
+    for p in range(np2):
+        if port_served[p] > 0:
+            plist[nports] = p
+            key[nports] = 2 * g0.first[p] + (1 if p >= m else 0)
+            nports += 1
+    plist[:nports] = plist[:nports][np.argsort(key[:nports])]
+    pcnt = np.zeros(np2, dtype=np.int64)
+    rcap = np.zeros(np2)
+    level = np.zeros(np2)
+    used = np.zeros(np2)
+    done = np.zeros(np2, dtype=np.bool_)
+    left = 0
+    for i in range(nports):
+        p = plist[i]
+        pcnt[p] = port_served[p]
+        rcap[p] = res[p]
+        level[p] = rcap[p] / pcnt[p]
+        if p < m:
+            left += pcnt[p]
+    changed = np.empty(16, dtype=np.int64)
+    nch = 0
+    live_ports = nports
+    while left > 0:
+        best = np.inf
+        bp = -1
+        i = 0
+        while i < live_ports:
+            p = plist[i]
+            if pcnt[p] == 0:
+                live_ports -= 1
+                plist[i] = plist[live_ports]
+                plist[live_ports] = p
+                continue
+            if level[p] < best:
+                best = level[p]
+                bp = p
+            i += 1
+        best = max(best, 0.0)
+        r = 0.0 + best
+        k = 0
+        for oo in range(m):
+            if bp < m:
+                o = m + oo
+                kk = bp * m + oo
+            else:
+                o = oo
+                kk = oo * m + bp - m
+            c = cnt[kk]
+            if c == 0 or done[o]:
+                continue
+            k += c
+            x = rcap[o]
+            u = used[o]
+            for _ in range(c):
+                x -= best
+                u += best
+            rcap[o] = x
+            used[o] = u
+            pcnt[o] -= c
+            if pcnt[o] > 0:
+                level[o] = x / pcnt[o]
+            if cls_rate[kk] != r:
+                cls_rate[kk] = r
+                if nch == changed.shape[0]:
+                    grown = np.empty(2 * nch, dtype=np.int64)
+                    grown[:nch] = changed[:nch]
+                    changed = grown
+                changed[nch] = kk
+                nch += 1
+        done[bp] = True
+        left -= k
+        used[bp] += best * k
+        pcnt[bp] = 0
+    for i in range(nports):
+        p = plist[i]
+        x = used[p]
+        if x > 0.0:
+            res[p] -= x
+    # the flows whose rate changes: all of a pair whose rate changed, and the flows that
+    # joined since the last computation
+    out_f = np.empty(16, dtype=np.int64)
+    out_r = np.empty(16)
+    nout = 0
+    stamp = g0.stamp
+    nj = g0.njoined[0]
+    for z in range(nch + nj):
+        if z < nch:
+            kk = changed[z]
+            lo = g0.cls_ptr[kk]
+            hi = g0.cls_ptr[kk + 1]
+        else:
+            lo = z - nch
+            hi = lo + 1
+        for w in range(lo, hi):
+            f = g0.cls_flows[w] if z < nch else g0.joined[w]
+            if not (alive[f] and served[f]) or stamp[f]:
+                continue
+            x = cls_rate[pa[f] * m + pb[f] - m]
+            if x != rate[f]:
+                stamp[f] = True
+                if nout == out_f.shape[0]:
+                    gf = np.empty(2 * nout, dtype=np.int64)
+                    gr = np.empty(2 * nout)
+                    gf[:nout] = out_f[:nout]
+                    gr[:nout] = out_r[:nout]
+                    out_f = gf
+                    out_r = gr
+                out_f[nout] = f
+                out_r[nout] = x
+                nout += 1
+    g0.njoined[0] = 0
+    order = np.argsort(out_f[:nout])
+    ef = out_f[:nout][order]
+    er = out_r[:nout][order]
+    for i in range(nout):
+        stamp[ef[i]] = False
+    return ef, er
+
+
+@njit(cache=True)
 def fifo_update(
     arrived,
     completed,
@@ -860,6 +1052,7 @@ def fifo_update(
     c_alive,
     c_unserved,
     dirty,
+    g0,
 ):  # pragma: no cover - numba
     # FIFO-LM: applies arrivals (unserved until fifo_step looks at them) and completions
     # to the counts; marks the groups that lost or gained flows (dirty[n] is group 0).
@@ -878,6 +1071,8 @@ def fifo_update(
             port_served[pa[f]] -= 1
             port_served[pb[f]] -= 1
             dirty[n] = True
+            if g0.on:
+                g0_move(f, -1, pa, pb, alive, served, g0)
         else:
             pair_unserved[pin[f]] -= 1
             pair_unserved[pout[f]] -= 1
@@ -921,12 +1116,14 @@ def regroup(
     pout,
     pa,
     pb,
+    alive,
     served,
     served_at,
     pair_unserved,
     port_served,
     c_unserved,
     dirty,
+    g0,
 ):  # pragma: no cover - numba
     # FIFO-LM: moves flow f into group 0 (both its pairs served) or out of it
     s = served_at[pin[f]] and served_at[pout[f]]
@@ -942,6 +1139,8 @@ def regroup(
     c_unserved[c] -= d
     dirty[c] = True
     dirty[n] = True
+    if g0.on:
+        g0_move(f, d, pa, pb, alive, served, g0)
 
 
 @njit(cache=True)
@@ -986,6 +1185,7 @@ def fifo_step(
     eps,
     pos,
     npos,
+    g0,
 ):  # pragma: no cover - numba
     # FIFO-LM's decision (see FifoLM): groups from the heavy/light pairs, then the
     # allocation group by group, reusing a group's rates when neither its flows nor the
@@ -1029,11 +1229,11 @@ def fifo_step(
         for w in range(pf_ptr[q], pf_ptr[q + 1]):
             f = pf_flows[w]
             if alive[f]:
-                regroup(f, n, coflow, pin, pout, pa, pb, served, served_at, pair_unserved,
-                        port_served, c_unserved, dirty)  # fmt: skip
+                regroup(f, n, coflow, pin, pout, pa, pb, alive, served, served_at,
+                        pair_unserved, port_served, c_unserved, dirty, g0)  # fmt: skip
     for f in arrived:
-        regroup(f, n, coflow, pin, pout, pa, pb, served, served_at, pair_unserved,
-                port_served, c_unserved, dirty)  # fmt: skip
+        regroup(f, n, coflow, pin, pout, pa, pb, alive, served, served_at, pair_unserved,
+                port_served, c_unserved, dirty, g0)  # fmt: skip
     # allocation: group 0, then each coflow's other flows in FIFO order
     res = cap.copy()
     mem = np.empty(64, dtype=np.int64)
@@ -1056,6 +1256,29 @@ def fifo_step(
                     if port_served[p] > 0:
                         res[p] = after0[p]
                 continue
+            if g0.on and not full and g0.njoined[1] == 0:
+                fast = True
+                for p in range(np2):
+                    if port_served[p] > 0 and not res[p] > 0.0:
+                        fast = False  # flows fixed at a zero capacity: per flow
+                if fast:
+                    out_f, out_r = g0_fill(res, port_served, pa, pb, alive, served, rate, g0)
+                    nout = out_f.shape[0]
+                    if nout < 16:
+                        gf = np.empty(16, dtype=np.int64)
+                        gr = np.empty(16)
+                        gf[:nout] = out_f
+                        gr[:nout] = out_r
+                        out_f = gf
+                        out_r = gr
+                    for p in range(np2):
+                        if port_served[p] > 0:
+                            after0[p] = res[p]
+                    continue
+            if g0.on:
+                # per flow: every flow of group 0 is compared, and gives its pair's rate
+                g0.njoined[0] = 0
+                g0.njoined[1] = 0
             k = 0
             for cc in range(n):
                 if c_alive[cc] - c_unserved[cc] == 0:
@@ -1090,15 +1313,39 @@ def fifo_step(
                 if pair_unserved[q] > 0:
                     before_pair[q] = res[pair_port[q]]
             k = 0
-            for w in range(c_ptr[c], c_ptr[c + 1]):
-                f = c_flows[w]
-                if alive[f] and not served[f]:
-                    if k == mem.shape[0]:
-                        grown = np.empty(2 * k, dtype=np.int64)
-                        grown[:k] = mem[:k]
-                        mem = grown
-                    mem[k] = f
-                    k += 1
+            # a coflow mostly in group 0 has few flows here: when its ingress pairs that
+            # have some list fewer flows than the coflow, collect from them (each flow
+            # outside group 0 counts at both its pairs, so at its ingress one) and sort
+            scan = c_ptr[c + 1] - c_ptr[c]
+            by_pair = 0
+            if g0.on:
+                for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                    if pair_unserved[q] > 0 and pair_port[q] < np2 // 2:
+                        by_pair += pf_ptr[q + 1] - pf_ptr[q]
+            if g0.on and by_pair < scan:
+                for q in range(cp_ptr[c], cp_ptr[c + 1]):
+                    if pair_unserved[q] == 0 or pair_port[q] >= np2 // 2:
+                        continue
+                    for w in range(pf_ptr[q], pf_ptr[q + 1]):
+                        f = pf_flows[w]
+                        if alive[f] and not served[f]:
+                            if k == mem.shape[0]:
+                                grown = np.empty(2 * k, dtype=np.int64)
+                                grown[:k] = mem[:k]
+                                mem = grown
+                            mem[k] = f
+                            k += 1
+                mem[:k] = np.sort(mem[:k])
+            else:
+                for w in range(c_ptr[c], c_ptr[c + 1]):
+                    f = c_flows[w]
+                    if alive[f] and not served[f]:
+                        if k == mem.shape[0]:
+                            grown = np.empty(2 * k, dtype=np.int64)
+                            grown[:k] = mem[:k]
+                            mem = grown
+                        mem[k] = f
+                        k += 1
         dirty[c] = False
         members = np.empty(2 * k, dtype=np.int64)
         fixed = np.empty(k, dtype=np.bool_)
@@ -1130,6 +1377,8 @@ def fifo_step(
         for t_ in range(k):
             f = mem[t_]
             x = new[f]
+            if g < 0 and g0.on:
+                g0.cls_rate[pa[f] * g0.m + pb[f] - g0.m] = x
             if x != rate[f]:
                 if nout == out_f.shape[0]:
                     gf = np.empty(2 * nout, dtype=np.int64)
@@ -1168,6 +1417,8 @@ def fifo_step(
         rate[out_f[i]] = out_r[i]
     fresh = np.sort(fresh[:nfresh])
     newpos = np.empty(npos + nfresh, dtype=np.int64)
+    drop = np.empty(16, dtype=np.int64)  # flows no longer positive (fast path's pr)
+    ndrop = 0
     a = 0
     b = 0
     k = 0
@@ -1176,6 +1427,13 @@ def fifo_step(
             f = pos[a]
             a += 1
             if not (alive[f] and rate[f] > 0.0):
+                if g0.on and track:
+                    if ndrop == drop.shape[0]:
+                        grown = np.empty(2 * ndrop, dtype=np.int64)
+                        grown[:ndrop] = drop[:ndrop]
+                        drop = grown
+                    drop[ndrop] = f
+                    ndrop += 1
                 continue
         else:
             f = fresh[b]
@@ -1184,7 +1442,36 @@ def fifo_step(
         k += 1
     newpos = newpos[:k]
     soonest = np.inf
-    if track:
+    if track and g0.on:
+        # the same crossing with pr kept per pair between events: a pair's sum is redone
+        # (its positive flows in index order, as below) only when one of its flows changed
+        # rate or stopped, and the minimum runs over the active pairs rather than the flows
+        touched = np.empty(2 * (nout + ndrop), dtype=np.int64)
+        nt = 0
+        for i in range(nout + ndrop):
+            f = out_f[i] if i < nout else drop[i - nout]
+            for e in (pin[f], pout[f]):
+                if pr[e] != -1.0:
+                    pr[e] = -1.0  # marks e as listed
+                    touched[nt] = e
+                    nt += 1
+        for i in range(nt):
+            e = touched[i]
+            x = 0.0
+            for w in range(pf_ptr[e], pf_ptr[e + 1]):
+                f = pf_flows[w]
+                if alive[f] and rate[f] > 0.0:
+                    x += rate[f]
+            pr[e] = x
+        need = np.inf
+        for g in range(ng):
+            c = order[g]
+            for e in range(cp_ptr[c], cp_ptr[c + 1]):
+                if pr[e] > 0 and not sent[e] >= bound:
+                    need = min(need, max(threshold - sent[e], 0.0) / pr[e])
+        if need < np.inf:
+            soonest = t + need
+    elif track:
         # the earliest time a light pair's bytes sent reach the threshold
         for q in range(k):
             f = newpos[q]

@@ -19,6 +19,13 @@ keeps its state between events (:class:`_Groups`):
 - the flows with a positive rate, in index order: the bytes sent and the next threshold
   crossing are summed over them in the same order as the computation from scratch.
 
+Group 0 holds most active flows on the Facebook trace and changes at almost every event, so
+with ``fast`` (the default) it is kept as flow counts per (ingress, egress) port pair, and its
+progressive filling runs per pair (``g0_fill``): the same operations in the same order, at a
+cost in ports rather than flows; only the flows of a pair whose rate changed, and those that
+joined the group, are compared and emitted. The per-pair rate sums of the crossing search are
+then also kept between events, redone only for pairs whose flows changed rate or stopped.
+
 The group step is ``allocate``'s (:mod:`.dclas_kernels`), so the rates are the same bits as
 :func:`~.aalo.dclas_allocation`'s, which runs more rounds only if some flow could still grow
 after the first; the policy then calls it (it never happens on the Facebook trace).
@@ -35,6 +42,7 @@ import numpy.typing as npt
 from coflowlab.instance import Instance
 from coflowlab.policy import Decision, InstanceView, ObservedState
 
+from ._dclas_jit import G0
 from .aalo import CROSS_TOL, _first_crossing, _LocalBytes, dclas_allocation
 from .dclas_kernels import kernels
 
@@ -63,6 +71,10 @@ class FifoLM:
     local
         Count the bytes per port (decentralised, Baraat's switches; default) or per coflow over
         the whole fabric (``False``).
+    fast
+        With ``local``: keep the multiplexed class as flow counts per port pair and compute
+        its rates per pair (default), or per flow (``False``, the reference); the rates are
+        the same bits (see :class:`_Groups`).
 
     Notes
     -----
@@ -85,11 +97,14 @@ class FifoLM:
     name: ClassVar[str] = "fifo-lm"
     clairvoyant: ClassVar[bool] = False
 
-    def __init__(self, *, threshold: float = 1000.0, local: bool = True) -> None:
+    def __init__(
+        self, *, threshold: float = 1000.0, local: bool = True, fast: bool = True
+    ) -> None:
         if math.isnan(threshold) or threshold < 0:
             raise ValueError(f"threshold must be >= 0, got {threshold!r}")
         self.threshold = float(threshold)
         self.local = bool(local)
+        self.fast = bool(fast)
 
     @classmethod
     def calibrated(cls, instance: Instance, percentile: float = 80.0, **kwargs: Any) -> FifoLM:
@@ -113,7 +128,7 @@ class FifoLM:
         self.m = view.num_ports
         self.n = view.num_coflows
         self._bytes = _LocalBytes(view) if self.local else None
-        self._groups = _Groups(view) if self.local else None
+        self._groups = _Groups(view, self.fast) if self.local else None
 
     def _heavy_bound(self) -> float:
         return self.threshold * (1 - CROSS_TOL)
@@ -189,7 +204,7 @@ class FifoLM:
 class _Groups:
     """FIFO-LM's state between events (per-port byte counts); see the module docstring."""
 
-    def __init__(self, view: InstanceView) -> None:
+    def __init__(self, view: InstanceView, fast: bool = True) -> None:
         n, nf, m = view.num_coflows, view.num_flows, view.num_ports
         np2 = 2 * m
         self.n = n
@@ -236,6 +251,7 @@ class _Groups:
         self.pos: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.full = False  # compare every flow's rate at the next event
         self.t_last = 0.0
+        self.g0 = _group0(self.pa, self.pb, m, fast and m * m <= _MAX_PAIRS)
 
     def decide(
         self,
@@ -259,7 +275,7 @@ class _Groups:
         if k["fifo_update"](
             arrived, completed, self.coflow, self.pin, self.pout, self.pa, self.pb, self.alive,
             self.served, self.pair_alive, self.pair_unserved, self.port_served, self.c_alive,
-            self.c_unserved, self.dirty,
+            self.c_unserved, self.dirty, self.g0,
         ):  # fmt: skip
             active = np.flatnonzero(self.c_alive)
             arrival = np.asarray(state.coflow_arrival)
@@ -272,7 +288,7 @@ class _Groups:
             self.pair_unserved, self.port_served, self.c_alive, self.c_unserved, self.dirty,
             self.served_at, self.sent, self.rate, self.before_pair, self.after_pair,
             self.before0, self.after0, self.new, self.rank, self.pr, cap, 1e-12 * cap,
-            self.pos, len(self.pos),
+            self.pos, len(self.pos), self.g0,
         )  # fmt: skip
         self.full = bool(more)
         if more:
@@ -301,6 +317,7 @@ class _Groups:
         if track:
             pr = self.pr
             pos = self.pos
+            pr[:] = 0.0
             np.add.at(pr, self.pin[pos], self.rate[pos])
             np.add.at(pr, self.pout[pos], self.rate[pos])
             pairs = np.concatenate([self.pin[flows], self.pout[flows]])
@@ -308,6 +325,46 @@ class _Groups:
             soonest = _first_crossing(
                 t, self.sent[pairs][light], pr[pairs][light], np.full(int(light.sum()), threshold)
             )
-            pr[:] = 0.0
+            if not self.g0.on:
+                pr[:] = 0.0  # the per-flow step sums from zero; the fast one keeps the sums
         # every active flow: the step already overwrote the rates last given with round one's
         return flows, rates, soonest
+
+
+_MAX_PAIRS = 1 << 20
+"""Group 0 is kept per port pair (:func:`_group0`, 24 bytes a pair) when the fabric has at
+most this many (ingress, egress) pairs (1,024 ports); beyond, per flow."""
+
+
+def _group0(pa: npt.NDArray[np.int64], pb: npt.NDArray[np.int64], m: int, on: bool) -> G0:
+    """Group 0's state per port pair (``fifo_step``'s ``g0``) for flows with ingress ports
+    ``pa`` and egress ports ``pb`` (``m`` + egress); empty arrays when ``on`` is false."""
+    nf = len(pa)
+    if not on:
+        z = np.zeros(0, dtype=np.int64)
+        return G0(False, m, z, z, z, z, z, z, z, np.zeros(0), z, np.zeros(2, dtype=np.int64),
+                  np.zeros(0, dtype=np.bool_))  # fmt: skip
+    ports = np.concatenate([pa, pb])
+    by_port = np.argsort(ports, kind="stable")
+    pfl_ptr = np.zeros(2 * m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ports, minlength=2 * m), out=pfl_ptr[1:])
+    pfl_pos = np.empty(2 * nf, dtype=np.int64)
+    pfl_pos[by_port] = np.arange(2 * nf)
+    key = pa * m + pb - m
+    cls_ptr = np.zeros(m * m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key, minlength=m * m), out=cls_ptr[1:])
+    return G0(
+        True,
+        m,
+        np.zeros(m * m, dtype=np.int64),
+        np.full(2 * m, nf, dtype=np.int64),
+        pfl_ptr,
+        (by_port % nf).astype(np.int64),
+        pfl_pos,
+        cls_ptr,
+        np.argsort(key, kind="stable").astype(np.int64),
+        np.zeros(m * m),
+        np.zeros(2 * nf, dtype=np.int64),
+        np.zeros(2, dtype=np.int64),
+        np.zeros(nf, dtype=np.bool_),
+    )
