@@ -25,7 +25,8 @@ optimum (what tells a researcher which bound to trust where the optimum is out o
 subset table only and no chain bound above it, ``weighted_group=false``,
 ``warm_start=false``: every node LP solved from scratch, the search before warm starts, or
 ``table_coflows=20``: the table up to 20 coflows only, the rule before the default
-tabulated further); ``--releases yes|no`` runs one instance class only;
+tabulated further; ``exact_subsets=0`` and ``release_bound=parent``: the node bounds with
+release dates before issue 19); ``--releases yes|no`` runs one instance class only;
 ``--verbose`` prints one line per solve (status, wall and CPU seconds, nodes, LPs, LP
 seconds). Each row ends with the wall and CPU seconds of all its solves, and the load
 average is printed before and after (the limit is wall-clock time, so a loaded machine
