@@ -134,8 +134,10 @@ def test_ctrl_c_during_simulate_exits_130_without_traceback(tmp_path):
     stderr, no traceback."""
     path = tmp_path / "fb.json"
     write_json(fb_like(400, seed=1), path)
-    # the child says when the package has loaded, so that the interrupt reaches the
-    # simulation and not the imports, however loaded the machine is
+    # the child says when the package has loaded, so that the interrupt does not reach the
+    # imports (a fixed sleep raced them on a loaded machine); 5 s more, because once, 1 s
+    # after loading, the child ran on and exited 0 (our guess: the interrupt was lost while
+    # numba loaded the kernels from its cache); the simulation runs for tens of seconds
     script = (
         "import sys; from coflowlab.cli import main; print('loaded', file=sys.stderr, "
         "flush=True); sys.exit(main(sys.argv[1:]))"
@@ -149,7 +151,7 @@ def test_ctrl_c_during_simulate_exits_130_without_traceback(tmp_path):
     )
     assert proc.stderr is not None
     assert proc.stderr.readline().strip() == "loaded"
-    time.sleep(1.0)
+    time.sleep(5.0)
     if proc.poll() is not None:
         pytest.fail(f"the simulation ended before the interrupt: {proc.returncode}")
     proc.send_signal(signal.SIGINT)

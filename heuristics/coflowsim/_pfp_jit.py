@@ -134,42 +134,41 @@ def _wake(
 
 
 @njit(cache=True)
-def _rematch(
-    changed,
-    at,
-    src,
-    items,
-    l_off,
-    l_len,
-    head,
-    alive,
-    served_by,
-    serving,
-    rem,
-    serve_q0,
-    pos,
-    s_off,
-    s_recv,
-    s_pair,
-    pa_on,
-    pa_first,
-    nxt,
-    todo,
-    in_todo,
-    w_head,
-    w_tail,
-    w_y,
-    w_next,
-    events,
-    raw_q,
-    raw_f,
-    raw_r,
-    never,
-    mib,
-):  # pragma: no cover - numba
+def _rematch(changed, at, st):  # pragma: no cover - numba
     """Recomputes the greedy matching where it can have changed: the receivers ``changed``,
     and later ones that lose their sender or may now want a freed one (the reference's
-    ``rematch``, receivers in ascending order)."""
+    ``rematch``, receivers in ascending order). ``st`` is :func:`pfp`'s state, one tuple."""
+    (
+        src,
+        items,
+        l_off,
+        l_len,
+        head,
+        alive,
+        served_by,
+        serving,
+        rem,
+        serve_q0,
+        pos,
+        s_off,
+        s_recv,
+        s_pair,
+        pa_on,
+        pa_first,
+        nxt,
+        todo,
+        in_todo,
+        w_head,
+        w_tail,
+        w_y,
+        w_next,
+        events,
+        raw_q,
+        raw_f,
+        raw_r,
+        never,
+        mib,
+    ) = st
     for r in changed:
         _push_todo(todo, in_todo, r)
     w_y.clear()
@@ -349,6 +348,37 @@ def pfp(
     existing = np.empty(nf, dtype=np.int64)
     peak = np.empty(nf, dtype=np.int64)
     merged = np.empty(nf, dtype=np.int64)
+    st = (  # the state _rematch works on, in one tuple
+        src,
+        items,
+        l_off,
+        l_len,
+        head,
+        alive,
+        served_by,
+        serving,
+        rem,
+        serve_q0,
+        pos,
+        s_off,
+        s_recv,
+        s_pair,
+        pa_on,
+        pa_first,
+        nxt,
+        todo,
+        in_todo,
+        w_head,
+        w_tail,
+        w_y,
+        w_next,
+        events,
+        raw_q,
+        raw_f,
+        raw_r,
+        never,
+        mib,
+    )
     n_adm = adm_q.shape[0]
     ai = 0
     while True:
@@ -389,39 +419,7 @@ def pfp(
             q = qf + 1
             if next_epoch == q:
                 continue  # the admission at this quantum rematches
-            _rematch(
-                pending,
-                q,
-                src,
-                items,
-                l_off,
-                l_len,
-                head,
-                alive,
-                served_by,
-                serving,
-                rem,
-                serve_q0,
-                pos,
-                s_off,
-                s_recv,
-                s_pair,
-                pa_on,
-                pa_first,
-                nxt,
-                todo,
-                in_todo,
-                w_head,
-                w_tail,
-                w_y,
-                w_next,
-                events,
-                raw_q,
-                raw_f,
-                raw_r,
-                never,
-                mib,
-            )
+            _rematch(pending, q, st)
             pending.clear()
         else:
             q = next_epoch
@@ -497,39 +495,7 @@ def pfp(
             for r in changed:
                 in_changed[r] = False
             num_events += 1
-            _rematch(
-                changed,
-                q,
-                src,
-                items,
-                l_off,
-                l_len,
-                head,
-                alive,
-                served_by,
-                serving,
-                rem,
-                serve_q0,
-                pos,
-                s_off,
-                s_recv,
-                s_pair,
-                pa_on,
-                pa_first,
-                nxt,
-                todo,
-                in_todo,
-                w_head,
-                w_tail,
-                w_y,
-                w_next,
-                events,
-                raw_q,
-                raw_f,
-                raw_r,
-                never,
-                mib,
-            )
+            _rematch(changed, q, st)
             pending.clear()
     return (
         np.array(raw_q, dtype=np.int64),

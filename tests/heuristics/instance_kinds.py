@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from coflowlab import Instance
+import numpy as np
+
+from coflowlab import Fabric, Instance
 from coflowlab.instances import assign_deadlines, single_port, uniform
 
 
@@ -16,6 +18,19 @@ def with_dependencies(seed: int) -> Instance:
     """A uniform instance whose coflows form a small starts-after DAG."""
     base = uniform(3, 6, density=0.5, release_rate=1.0, seed=seed)
     return base.replace(dependencies=[(0, 2), (1, 2), (2, 4), (3, 5)])
+
+
+def unequal_capacities() -> Instance:
+    """Three ports whose ingress and egress capacities all differ, five flows, staggered
+    releases: rates must respect each port's own capacity."""
+    return Instance(
+        Fabric(3, np.array([1.0, 0.5, 2.0]), np.array([0.7, 1.0, 1.5])),
+        [0, 0, 1, 1, 2],
+        [0, 1, 2, 0, 1],
+        [0, 2, 1, 1, 0],
+        [12.0, 8.0, 20.0, 6.0, 9.0],
+        coflow_release=[0.0, 1.0, 2.0],
+    )
 
 
 GENERATED: dict[str, Callable[[], Instance]] = {

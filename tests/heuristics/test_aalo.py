@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
-from instance_kinds import GENERATED
+from instance_kinds import GENERATED, unequal_capacities
 from numpy.testing import assert_, assert_allclose, assert_equal
 
-from coflowlab import Coflow, Fabric, Instance, simulate
+from coflowlab import Coflow, Instance, simulate
 from coflowlab.allocation import max_min_fair
 from coflowlab.heuristics.aalo import (
     CROSS_TOL,
@@ -863,14 +863,7 @@ def test_decisions_ignore_unobserved_sizes(make: Any, seed: int, which: str):
 
 INSTANCES = {
     **GENERATED,
-    "capacities": lambda: Instance(
-        Fabric(3, np.array([1.0, 0.5, 2.0]), np.array([0.7, 1.0, 1.5])),
-        [0, 0, 1, 1, 2],
-        [0, 1, 2, 0, 1],
-        [0, 2, 1, 1, 0],
-        [12.0, 8.0, 20.0, 6.0, 9.0],
-        coflow_release=[0.0, 1.0, 2.0],
-    ),
+    "capacities": unequal_capacities,
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from coflowsim_traces import random_trace
 from numpy.testing import assert_array_equal
 
 from coflowlab import FluidSchedule
@@ -16,24 +17,10 @@ from coflowlab.heuristics.coflowsim.flowsim import FlowEngine
 from coflowlab.heuristics.coflowsim.recorder import Recorder
 from coflowlab.heuristics.coflowsim.rounding import EPOCH_MS, OFFLINE_EPOCH_MS, CoflowSimView
 from coflowlab.instance import Instance
-from coflowlab.instances import fb_like, parse_benchmark, read_benchmark
+from coflowlab.instances import fb_like, read_benchmark
 
-
-def random_trace(rng: np.random.Generator) -> Instance:
-    """A small benchmark-format trace: 2-7 racks, coflows arriving over a few epochs, sizes
-    from a short list (flows at one port often end together), distinct racks per coflow."""
-    racks = int(rng.integers(2, 8))
-    n = int(rng.integers(1, 25))
-    arrivals = np.sort(rng.integers(0, int(rng.choice([1, 10240, 40000])), size=n))
-    lines = [f"{racks} {n}"]
-    for k in range(n):
-        mappers = rng.choice(racks, size=int(rng.integers(1, racks + 1)), replace=False)
-        reducers = rng.choice(racks, size=int(rng.integers(1, racks + 1)), replace=False)
-        sizes = rng.choice([0.5, 1.0, 3.0, 8.0, 40.0, 300.0], size=reducers.size)
-        red = " ".join(f"{r}:{s:g}" for r, s in zip(reducers, sizes, strict=True))
-        mp = " ".join(str(m) for m in mappers)
-        lines.append(f"{k + 1} {arrivals[k]} {mappers.size} {mp} {reducers.size} {red}")
-    return parse_benchmark("\n".join(lines) + "\n")
+SIZES = [0.5, 1.0, 3.0, 8.0, 40.0, 300.0]
+"""Reducer sizes of the random traces (MB)."""
 
 
 def replay(inst: Instance, reference: bool, epoch: int) -> tuple[FlowEngine, FluidSchedule]:
@@ -65,7 +52,7 @@ def test_final_records_equal_reference_on_small_traces(seed):
     """Tests the compiled loop's final records against the reference path."""
     rng = np.random.default_rng(seed)
     epoch = OFFLINE_EPOCH_MS if seed % 5 == 0 else EPOCH_MS
-    assert assert_same_schedule(random_trace(rng), epoch).num_records > 0
+    assert assert_same_schedule(random_trace(rng, SIZES), epoch).num_records > 0
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -184,7 +171,7 @@ def test_fair_loop_equals_quantum_by_quantum_replay(seed, monkeypatch):
     out: list[tuple] = []
     real = kernels.fair
     monkeypatch.setattr(kernels, "fair", lambda *a: out.append(real(*a)) or out[-1])
-    inst = random_trace(np.random.default_rng(1000 + seed))
+    inst = random_trace(np.random.default_rng(1000 + seed), SIZES)
     engine = FlowEngine(CoflowSimView.from_instance(inst), "fair", EPOCH_MS, reference=True)
     engine.run()
     rec_q, rec_f, rec_d, _, last_q, last_bytes, last_d, job_fin, _ = out[0]

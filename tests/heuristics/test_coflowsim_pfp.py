@@ -9,31 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from coflowsim_traces import random_trace
 from numpy.testing import assert_array_equal
 
 from coflowlab.heuristics.coflowsim._pfp_jit import pair_tables
 from coflowlab.heuristics.coflowsim.flowsim import FlowEngine
 from coflowlab.heuristics.coflowsim.rounding import EPOCH_MS, OFFLINE_EPOCH_MS, CoflowSimView
 from coflowlab.instance import Instance
-from coflowlab.instances import fb_like, parse_benchmark, read_benchmark
+from coflowlab.instances import fb_like, read_benchmark
 
-
-def random_trace(rng: np.random.Generator) -> Instance:
-    """A small benchmark-format trace: 2-7 racks, coflows arriving over a few epochs, sizes
-    from a short list (so that flows tie), distinct mappers and reducers per coflow."""
-    racks = int(rng.integers(2, 8))
-    n = int(rng.integers(1, 25))
-    horizon = int(rng.choice([1, 10240, 40000]))
-    arrivals = np.sort(rng.integers(0, horizon, size=n))
-    lines = [f"{racks} {n}"]
-    for k in range(n):
-        mappers = rng.choice(racks, size=int(rng.integers(1, racks + 1)), replace=False)
-        reducers = rng.choice(racks, size=int(rng.integers(1, racks + 1)), replace=False)
-        sizes = rng.choice([1.0, 2.0, 3.0, 8.0, 40.0, 300.0], size=reducers.size)
-        red = " ".join(f"{r}:{s:g}" for r, s in zip(reducers, sizes, strict=True))
-        mp = " ".join(str(m) for m in mappers)
-        lines.append(f"{k + 1} {arrivals[k]} {mappers.size} {mp} {reducers.size} {red}")
-    return parse_benchmark("\n".join(lines) + "\n")
+SIZES = [1.0, 2.0, 3.0, 8.0, 40.0, 300.0]
+"""Reducer sizes of the random traces (MB)."""
 
 
 def replay(inst: Instance, compiled: bool, epoch: int = EPOCH_MS) -> FlowEngine:
@@ -69,7 +55,7 @@ def assert_same_run(inst: Instance, epoch: int = EPOCH_MS) -> int:
 def test_compiled_pfp_equals_python_loop_on_small_traces(seed):
     """Tests the compiled loop against the Python loop on a small random trace."""
     rng = np.random.default_rng(seed)
-    inst = random_trace(rng)
+    inst = random_trace(rng, SIZES)
     epoch = OFFLINE_EPOCH_MS if seed % 5 == 0 else EPOCH_MS
     assert assert_same_run(inst, epoch) > 0
 
@@ -79,7 +65,7 @@ def test_small_traces_exercise_preemption():
     bytes left), so that the comparison covers the matching's changes, not only FIFO runs."""
     preempted = 0
     for seed in range(40):
-        eng = replay(random_trace(np.random.default_rng(seed)), True)
+        eng = replay(random_trace(np.random.default_rng(seed), SIZES), True)
         r = np.concatenate(eng.rec._r)
         f = np.concatenate(eng.rec._f)
         n_last = sum(len(x) for x in eng.rec._last_f)

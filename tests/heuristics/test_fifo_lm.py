@@ -10,10 +10,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
-from instance_kinds import GENERATED
+from instance_kinds import GENERATED, unequal_capacities
 from numpy.testing import assert_, assert_equal
 
-from coflowlab import Coflow, Fabric, Instance, simulate
+from coflowlab import Coflow, Instance, simulate
 from coflowlab.heuristics.dclas_kernels import kernels
 from coflowlab.heuristics.fifo_lm import FifoLM
 from coflowlab.instances import fb_like, uniform
@@ -21,14 +21,7 @@ from coflowlab.policy import Decision, InstanceView, ObservedState
 
 INSTANCES = {
     **GENERATED,
-    "capacities": lambda: Instance(
-        Fabric(3, np.array([1.0, 0.5, 2.0]), np.array([0.7, 1.0, 1.5])),
-        [0, 0, 1, 1, 2],
-        [0, 1, 2, 0, 1],
-        [0, 2, 1, 1, 0],
-        [12.0, 8.0, 20.0, 6.0, 9.0],
-        coflow_release=[0.0, 1.0, 2.0],
-    ),
+    "capacities": unequal_capacities,
     "online": lambda: uniform(6, 12, density=0.4, release_rate=0.5, seed=900),
     "fb_like": lambda: fb_like(25, num_ports=20, seed=12),
 }

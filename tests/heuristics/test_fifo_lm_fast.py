@@ -17,13 +17,13 @@ import pytest
 from aalo_lockstep import bits, small_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from instance_kinds import GENERATED
 from numpy.testing import assert_, assert_array_equal, assert_equal
+from test_fifo_lm import INSTANCES as FIFO_LM_INSTANCES
 
-from coflowlab import Fabric, Instance, simulate
+from coflowlab import Instance, simulate
 from coflowlab.heuristics.dclas_kernels import kernels
 from coflowlab.heuristics.fifo_lm import FifoLM
-from coflowlab.instances import fb_like, find_fb_trace, read_benchmark, uniform
+from coflowlab.instances import fb_like, find_fb_trace, read_benchmark
 from coflowlab.policy import Decision, InstanceView, ObservedState
 
 
@@ -64,17 +64,7 @@ class Lockstep:
 
 
 INSTANCES = {
-    **GENERATED,
-    "capacities": lambda: Instance(
-        Fabric(3, np.array([1.0, 0.5, 2.0]), np.array([0.7, 1.0, 1.5])),
-        [0, 0, 1, 1, 2],
-        [0, 1, 2, 0, 1],
-        [0, 2, 1, 1, 0],
-        [12.0, 8.0, 20.0, 6.0, 9.0],
-        coflow_release=[0.0, 1.0, 2.0],
-    ),
-    "online": lambda: uniform(6, 12, density=0.4, release_rate=0.5, seed=900),
-    "fb_like": lambda: fb_like(25, num_ports=20, seed=12),
+    **FIFO_LM_INSTANCES,
     "fb_like_dense": lambda: fb_like(40, num_ports=8, seed=3),
 }
 
