@@ -481,8 +481,10 @@ def test_a_process_that_abandoned_highs_ends_cleanly():
     """Tests the exit past an abandoned solve (HiGHS still in its root LP on a background
     thread): C++'s exit-time teardown used to abort such a process now and then (status
     134, "terminate called without an active exception"; once in the CI run of this file).
-    Five scripts that abandon the solve and then call sys.exit(0) all end with status 130
-    (coflowlab.solvers.highs.ABANDONED_EXIT_STATUS), their output complete, in seconds."""
+    Five scripts that interrupt the solve and then call sys.exit(0) all end cleanly, their
+    output complete, in seconds: with status 130 (coflowlab.solvers.highs.ABANDONED_EXIT_STATUS)
+    when HiGHS still runs at exit, or 0 when it stopped first (on a quiet machine the root LP
+    can end within the interrupt's grace period, and then nothing is abandoned)."""
     script = """
     import json, sys
     from coflowlab.solvers import SolverOptions, interruptible
@@ -497,7 +499,7 @@ def test_a_process_that_abandoned_highs_ends_cleanly():
     for _ in range(5):
         t0 = time.monotonic()
         code, out, err = run_child(script)
-        assert (code, json.loads(out)) == (130, {"status": "interrupted"}), err
+        assert code in (0, 130) and json.loads(out) == {"status": "interrupted"}, (code, err)
         assert "terminate called" not in err and time.monotonic() - t0 < 30
 
 
