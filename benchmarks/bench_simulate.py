@@ -14,6 +14,7 @@ Usage::
 
     python benchmarks/bench_simulate.py [--policies fair,fifo,varys,pfp,aalo] [--coflows N]
         [--models exact,coflowsim] [--no-verify] [--synthetic] [--timeout S] [--package DIR]
+        [--engine auto|flows|classes]
     python benchmarks/bench_simulate.py --scaling [--factors 1,2,5] [--policies fair]
 
 ``--coflows N`` replays only the first N coflows of the trace (``Instance.subset``), to measure
@@ -69,7 +70,9 @@ def _instance(source: str, coflows: int | None) -> Any:
     return inst
 
 
-def run_one(source: str, policy: str, verify: bool, coflows: int | None = None) -> dict[str, Any]:
+def run_one(
+    source: str, policy: str, verify: bool, coflows: int | None = None, engine: str = "auto"
+) -> dict[str, Any]:
     """Runs one exact-model simulation in this process and returns its figures."""
     import numpy as np
 
@@ -78,9 +81,12 @@ def run_one(source: str, policy: str, verify: bool, coflows: int | None = None) 
 
     inst = _instance(source, coflows)
     pol = make_policy(policy, inst)
-    simulate(inst.subset([0]), make_policy(policy, inst), verify_schedule=True)  # JIT warm-up
+    # a baseline package (--package) may predate engine=; "auto" is its only behaviour
+    how = {} if engine == "auto" else {"engine": engine}
+    for record in (True, False):  # JIT warm-up of both paths
+        simulate(inst.subset([0]), make_policy(policy, inst), record=record, **how)
     wall, cpu = time.perf_counter(), time.process_time()
-    result = simulate(inst, pol, verify_schedule=verify, record=False)
+    result = simulate(inst, pol, verify_schedule=verify, record=False, **how)
     cct = result.cct[~np.isnan(result.cct)]
     return {
         "flows": inst.num_flows,
@@ -89,6 +95,7 @@ def run_one(source: str, policy: str, verify: bool, coflows: int | None = None) 
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "events": result.num_events,
         "records": result.num_records,
+        "classes": getattr(result, "engine", "flows") == "classes",
         "avg_cct": float(cct.mean()) if len(cct) else math.nan,
         "verified": result.verified,
     }
@@ -152,7 +159,8 @@ def _cells(r: dict[str, Any] | str | None, records: bool) -> str:
         return " " * width
     if isinstance(r, str):
         return f"{r:<{width}}"
-    rec = f"{r['records']:>13,}" if records else ""
+    # class records (one per rate class: docs/rate-classes.md) are marked "c"
+    rec = f"{r['records']:>12,}{'c' if r.get('classes') else ' '}" if records else ""
     flag = "" if r["verified"] else "*"
     return (
         f"{r['events']:>10,}{rec} {r['wall']:8.2f}{flag:1} {r['cpu']:8.2f} {r['peak_mb']:9.0f}   "
@@ -185,7 +193,9 @@ def table(args: argparse.Namespace) -> int:
             exact = coflowsim = None
             if "exact" in models:
                 verify = "0" if args.no_verify else "1"
-                exact = _child(["exact", source, policy, verify, *extra], args.timeout)
+                exact = _child(
+                    ["exact", source, policy, verify, args.engine, *extra], args.timeout
+                )
             if "coflowsim" in models:
                 coflowsim = _child(["coflowsim", source, policy, "1", *extra], args.timeout)
             for r in (exact, coflowsim):
@@ -195,7 +205,10 @@ def table(args: argparse.Namespace) -> int:
                 f"{policy:<15}{_cells(exact, True)}{_cells(coflowsim, False)}{java:>8}  {load}",
                 flush=True,
             )
-        print("(* = not verified; Java: CoflowSim on the whole trace, measured once)")
+        print(
+            "(* = not verified; c = class records; Java: CoflowSim on the whole trace, "
+            "measured once)"
+        )
     return int(status)
 
 
@@ -212,7 +225,7 @@ def scaling(args: argparse.Namespace) -> int:
         for x in factors:
             n = max(1, round(x * TRACE_COFLOWS))
             load = _load()
-            r = _child(["exact", f"fb_like:{n}", policy, verify], args.timeout)
+            r = _child(["exact", f"fb_like:{n}", policy, verify, args.engine], args.timeout)
             if isinstance(r, str):
                 print(f"{x:>7g}{n:>9,}  {r}  {load}")
                 status |= r.startswith("failed")
@@ -246,16 +259,24 @@ def main() -> int:
         help="import coflowlab from DIR in the timed runs (a copy of another version, with its "
         "sub-packages inside, for a baseline in the same session)",
     )
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "flows", "classes"),
+        default="auto",
+        help="exact model: simulate(engine=...), the per-flow loop or a policy's class engine",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     global PACKAGE_PATH
     PACKAGE_PATH = args.package
     if args.child:
         model, source, policy, verify, *rest = args.child
-        coflows = int(rest[0]) if rest else None
         if model == "exact":
-            print(json.dumps(run_one(source, policy, verify == "1", coflows)))
+            engine, *rest = rest
+            coflows = int(rest[0]) if rest else None
+            print(json.dumps(run_one(source, policy, verify == "1", coflows, engine)))
         else:
+            coflows = int(rest[0]) if rest else None
             print(json.dumps(run_coflowsim(source, policy, coflows)))
         return 0
     return scaling(args) if args.scaling else table(args)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .class_verifier import ClassVerifier as ClassVerifier
 from .constants import TOL as TOL
 from .exceptions import CoflowlabError as CoflowlabError
 from .exceptions import InfeasibleScheduleError as InfeasibleScheduleError

@@ -349,6 +349,7 @@ def _simulate(args: argparse.Namespace) -> int:
             fairness=args.fairness,
             progress=report if progress.enabled else None,
             hide_labels=True if args.hide_labels else None,
+            engine=args.engine,
             **params,
         )
     sim = res.raw
@@ -362,7 +363,7 @@ def _simulate(args: argparse.Namespace) -> int:
             "rejected": len(sim.rejected),
         }
     else:
-        meta |= {"events": sim.num_events, "rejected": len(sim.rejected)}
+        meta |= {"events": sim.num_events, "rejected": len(sim.rejected), "engine": sim.engine}
     meta["wall_time"] = round(time.perf_counter() - started, 3)
     assert completion is not None  # online runs always have completion times
     summary = simulation_summary(
@@ -969,6 +970,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print the fairness metrics of the schedule: isolation guarantee, progress, "
         "Jain index, link utilization (any policy; the exact model measures them as it "
         "simulates, in memory of the instance's size; the CoflowSim model keeps its schedule)",
+    )
+    sim.add_argument(
+        "--engine",
+        choices=("auto", "flows", "classes"),
+        default="auto",
+        help="exact model: the per-flow event loop (flows), the policy's compiled engine on rate "
+        "classes where it has one (classes: fair), or classes when possible (auto, default); "
+        "docs/rate-classes.md",
     )
     sim.add_argument("--list", action="store_true", help="list the policies and exit")
     sim.set_defaults(run=_simulate)

@@ -119,6 +119,7 @@ def run(
     progress: Callable[[int, float], None] | None = None,
     hide_labels: bool | None = None,
     fairness: bool = False,
+    engine: str = "auto",
     **params: Any,
 ) -> RunResult:
     """Runs the registered algorithm ``name`` on ``instance``.
@@ -152,6 +153,10 @@ def run(
         Online policies: measure the fairness metrics (:mod:`coflowlab.fairness`). The exact
         model measures them while it simulates (``raw.fairness``); the CoflowSim model keeps
         its schedule (``raw.schedule``) for :func:`coflowlab.fairness.fairness_summary`.
+    engine
+        Online policies, exact model: ``"auto"``, ``"flows"`` or ``"classes"``, the event loop
+        :func:`coflowlab.simulate` uses (per-flow records, or the policy's compiled engine on
+        rate classes where it has one).
     **params
         The algorithm's parameters, typed or as text.
 
@@ -167,7 +172,9 @@ def run(
     entry = get_entry(name)
     started = time.perf_counter()
     if entry.online:
-        how = _Online(time_model or "exact", verify, record, progress, hide_labels, fairness)
+        how = _Online(
+            time_model or "exact", verify, record, progress, hide_labels, fairness, engine
+        )
         return _run_online(entry, instance, how, params, started)
     if time_model is not None:
         raise ValueError(f"{name}: time_model is for online policies; {name} is offline")
@@ -225,6 +232,7 @@ class _Online:
     progress: Callable[[int, float], None] | None
     hide_labels: bool | None
     fairness: bool = False
+    engine: str = "auto"
 
 
 def _run_online(
@@ -241,6 +249,8 @@ def _run_online(
             raise ValueError("the CoflowSim time model takes no parameters (CoflowSim has none)")
         if how.hide_labels:
             raise ValueError("the CoflowSim time model cannot hide coflow labels")
+        if how.engine != "auto":
+            raise ValueError("engine= chooses the exact model's event loop; not for 'coflowsim'")
         sim = simulate_coflowsim(instance, entry.name, record=how.record or how.fairness)
         inst, completion, report = sim.instance, sim.completion, sim.report
         typed: dict[str, Any] = {}
@@ -259,6 +269,7 @@ def _run_online(
             progress=how.progress,
             hide_labels=how.hide_labels,
             fairness=how.fairness,
+            engine=how.engine,
         )
         inst, completion, report = instance, sim.coflow_completion, sim.report
         rejected = len(sim.rejected)

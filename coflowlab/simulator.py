@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .class_simulation import ENGINES, ClassEngine, class_engine_of, run_classes
 from .constants import TOL
 from .exceptions import CoflowlabError
 from .fairness import FairnessMeter
@@ -88,6 +89,10 @@ class SimulationResult:
     fairness
         The fairness metrics of :func:`coflowlab.fairness.fairness_summary` when asked for
         (``fairness=True``), else ``None``.
+    engine
+        ``"flows"`` (the per-flow event loop: one record per flow and rate change) or
+        ``"classes"`` (the policy's compiled rate-class engine: ``num_records`` counts class
+        records; :mod:`coflowlab.class_simulation`).
     """
 
     instance: Instance
@@ -102,6 +107,7 @@ class SimulationResult:
     num_records: int
     wall_time: float
     fairness: dict[str, Any] | None = None
+    engine: str = "flows"
 
     @property
     def cct(self) -> npt.NDArray[np.float64]:
@@ -357,6 +363,7 @@ def simulate(
     progress: Callable[[int, float], None] | None = None,
     hide_labels: bool | None = None,
     fairness: bool = False,
+    engine: str = "auto",
 ) -> SimulationResult:
     """Replays ``instance`` under an online ``policy``, exactly.
 
@@ -394,6 +401,14 @@ def simulate(
         utilization; :mod:`coflowlab.fairness`) into ``SimulationResult.fairness``. They are
         measured as the records are produced, so ``record=False`` keeps memory flat; they
         are the simulator's rates, checked by the verifier when verification is on.
+    engine
+        ``"auto"`` (default): the policy's compiled rate-class engine when it has one (per-flow
+        fair sharing) and nothing needs per-flow records (``record=False``, no ``fairness``,
+        labels not hidden, no coflow dependencies), else the per-flow event loop.
+        ``"flows"``: always the per-flow event loop (the reference). ``"classes"``: the class
+        engine, or :class:`SimulationError` saying why it cannot run. Both give the same
+        events and, within the tolerance, the same completion times
+        (:mod:`coflowlab.class_simulation`, ``docs/rate-classes.md``).
 
     Returns
     -------
@@ -413,6 +428,16 @@ def simulate(
     >>> simulate(inst, FairSharing()).coflow_completion.tolist()
     [2.0]
     """
+    if engine not in ENGINES:
+        raise ValueError(f"simulate: engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine != "flows":
+        classes = _class_path(
+            instance, policy, engine, tol, record=record, fairness=fairness, hide=hide_labels
+        )
+        if classes is not None:
+            return _simulate_classes(
+                instance, policy, classes, verify_schedule, tol, max_events, progress
+            )
     started = _time.perf_counter()
     inst = instance
     clairvoyant = bool(policy.clairvoyant)
@@ -593,6 +618,68 @@ def simulate(
         num_records=recorder.total,
         wall_time=wall,
         fairness=meter.finish(recorder.last_time if recorder.total else 0.0) if meter else None,
+    )
+
+
+def _class_path(
+    inst: Instance,
+    policy: Policy,
+    engine: str,
+    tol: float,
+    *,
+    record: bool,
+    fairness: bool,
+    hide: bool | None,
+) -> ClassEngine | None:
+    """The policy's class engine when ``engine`` asks for it and it can run, else ``None``
+    (``engine="classes"``: an error naming why)."""
+    reason = []
+    if record:
+        reason.append("record=True needs per-flow records")
+    if fairness:
+        reason.append("fairness=True measures per-flow records")
+    if hide if hide is not None else getattr(policy, "label_blind", False):
+        reason.append("hidden labels are a per-flow option")
+    found = None if reason else class_engine_of(policy, inst, tol, reason=reason)
+    if found is None and engine == "classes":
+        raise SimulationError(f"engine='classes' cannot run: {'; '.join(reason)}")
+    return found
+
+
+def _simulate_classes(
+    inst: Instance,
+    policy: Policy,
+    classes: ClassEngine,
+    verify_schedule: bool,
+    tol: float,
+    max_events: int | None,
+    progress: Callable[[int, float], None] | None,
+) -> SimulationResult:
+    run, report, wall = run_classes(
+        inst, classes, verify_schedule=verify_schedule, tol=tol, max_events=max_events,
+        progress=progress,
+    )  # fmt: skip
+    flow_done, coflow_done = run.flow_completion, run.coflow_completion
+    if report is not None:
+        assert isinstance(report, VerificationReport)
+        if not report.feasible:
+            raise SimulationError(
+                f"policy {policy.name!r} produced an infeasible schedule:\n{report.summary()}"
+            )
+        flow_done, coflow_done = report.flow_completion.copy(), report.coflow_completion.copy()
+    return SimulationResult(
+        instance=inst,
+        policy=policy.name,
+        coflow_completion=coflow_done,
+        flow_completion=flow_done,
+        verified=report is not None,
+        report=report,
+        schedule=None,
+        rejected=_NO_FLOWS,
+        num_events=run.num_events,
+        num_records=run.num_records,
+        wall_time=wall,
+        engine="classes",
     )
 
 

@@ -14,12 +14,16 @@ by pair once, at the start) and keeps its active flows at the front of that slic
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from coflowlab.allocation import max_min_fair_levels
+from coflowlab.instance import Instance
 from coflowlab.policy import Decision, InstanceView, ObservedState
+
+if TYPE_CHECKING:
+    from .fair_classes import FairClassEngine
 
 __all__ = ["FairSharing"]
 
@@ -62,6 +66,13 @@ class FairSharing:
         self.touched = np.zeros(m * m, dtype=np.int64)  # last event a flow arrived at
         self.epoch = 0
         self.k = _kernels()
+
+    def class_engine(self, instance: Instance, tol: float) -> FairClassEngine:
+        """The compiled replay on rate classes (one per port pair) that
+        :func:`coflowlab.simulate` uses when it can (:mod:`coflowlab.class_simulation`)."""
+        from .fair_classes import FairClassEngine
+
+        return FairClassEngine(instance, tol=tol)
 
     def decide(self, state: ObservedState) -> Decision:
         self.epoch += 1

@@ -142,6 +142,24 @@ def test_simulate_json_and_list_and_errors(capsys, data_dir):
     assert code == 1 and "KEY=VALUE" in err
 
 
+def test_simulate_engine_choice(capsys, data_dir):
+    """Tests that simulate runs fair sharing on rate classes by default and per flow with
+    --engine flows (same CCTs), and that --engine classes names why it cannot run."""
+    trace = str(data_dir / "coflowsim_micro.txt")
+    docs = {}
+    for engine in ("auto", "flows"):
+        code, out, _ = run(
+            capsys, "simulate", trace, "--policy", "fair", "--engine", engine, "--json"
+        )
+        assert code == 0
+        docs[engine] = json.loads(out)
+    assert (docs["auto"]["engine"], docs["flows"]["engine"]) == ("classes", "flows")
+    assert docs["auto"]["avg_cct"] == pytest.approx(docs["flows"]["avg_cct"], rel=1e-9)
+    assert docs["auto"]["verified"] and docs["auto"]["events"] == docs["flows"]["events"]
+    code, _, err = run(capsys, "simulate", trace, "--policy", "varys", "--engine", "classes")
+    assert code == 1 and "no class engine" in err
+
+
 def test_simulate_deadlines_with_admission_control(capsys, tmp_path):
     """Tests simulate --deadlines: tight Varys deadlines on a loaded fabric make varys-deadline
     reject some coflows; the admitted ones' schedule is verified (records kept for that) and

@@ -1,0 +1,255 @@
+"""Per-flow fair sharing (``fair``) replayed on rate classes, in one compiled event loop.
+
+Under per-flow max-min fairness every flow between the same ingress and egress port gets the
+same rate, so a port pair is a *rate class*: :class:`FairClassEngine` writes one class record
+``(time, class, speed)`` when a pair's rate changes, where ``simulate(inst, FairSharing())``
+writes one record per flow of the pair (187 million on the Facebook trace). The events are the
+simulator's (releases and completions, with the same completion rule,
+:func:`coflowlab.flow_state.completion_threshold`), counted the same way; the rates are the same
+numbers (the same weighted max-min over port pairs, Bertsekas & Gallager, *Data Networks*, 2nd
+ed., ch. 6, in :func:`coflowlab.allocation.max_min_fair_levels`).
+
+A class record sets the rate of every active flow of the class; a flow joins its class at its
+release without a record. A class's *virtual bytes* ``V`` are the integral of its speed, so
+flow ``f`` has sent ``V(t) - V(release_f)`` and completes when that reaches its size: the
+flows of a class complete in the order of their key ``V(release_f) + size_f``, kept in one
+min-heap per class (in a fixed slice of one array), and the next completion of each class sits
+in one array over the classes, scanned at every event together with the pairs' new speeds. An
+event thus costs O(m²) plus the max-min rounds plus the flows that join or leave, however many
+flows are active.
+
+The max-min is the one of :func:`coflowlab.allocation.max_min_fair_levels`, redone
+incrementally: the rounds of progressive filling of the previous event are replayed, touching
+only the ports whose pairs changed, until the first round that differs; the levels are the
+same to the bit as recomputing from scratch (``FairClassEngine.incremental = False``, the
+reference).
+
+Coflow dependencies (starts-after) are not supported: an instance with dependencies is
+rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from coflowlab.class_simulation import ClassRun
+from coflowlab.constants import TOL
+from coflowlab.exceptions import InvalidScheduleError
+from coflowlab.instance import Instance
+from coflowlab.simulator import SimulationError
+
+__all__ = ["FairClassEngine"]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+Sink = Callable[[FloatArray, IntArray, FloatArray], None]
+
+
+@cache
+def _kernels() -> dict[str, Any]:
+    from . import _fair_class_jit as k
+
+    return {"run": k.run}
+
+
+class FairClassEngine:
+    """Per-flow fair sharing (``fair``) on rate classes, one class per port pair.
+
+    Gives the events of ``simulate(instance, FairSharing())`` and, within the tolerance, its
+    completion times, writing class records ``(time, class, speed)`` instead of per-flow
+    records: flow ``f`` of class ``flow_class[f]`` sends at its class's speed while active.
+
+    Parameters
+    ----------
+    instance
+        The instance; it must have no coflow dependencies.
+    tol
+        Relative tolerance (:mod:`coflowlab.constants`), as in :func:`coflowlab.simulate`.
+
+    Attributes
+    ----------
+    num_classes
+        ``m * m``: class ``src * m + dst`` holds the flows of one port pair.
+    flow_class
+        Each flow's class.
+    flow_weight
+        ``None``: every flow sends at its class's speed (weight 1).
+    incremental
+        Redo the max-min incrementally (default); ``False`` recomputes it from scratch at
+        every event (the reference; the same bits, slower).
+
+    Raises
+    ------
+    InvalidScheduleError
+        If the instance has coflow dependencies (class records cannot express them).
+
+    Examples
+    --------
+    Thesis Fig. 3.2: every flow gets 1/3 until t = 3, then the big sender's flows finish at 5.
+
+    >>> from coflowlab.instances.examples import fig_3_2
+    >>> engine = FairClassEngine(fig_3_2())
+    >>> records = []
+    >>> run = engine.run(lambda t, c, r: records.extend(zip(t.tolist(), c.tolist(), r.tolist())))
+    >>> run.coflow_completion.tolist(), run.num_events, len(records)
+    ([5.0], 2, 8)
+    """
+
+    name: ClassVar[str] = "fair"
+
+    def __init__(self, instance: Instance, *, tol: float = TOL) -> None:
+        if len(instance.dependencies):
+            raise InvalidScheduleError(
+                "FairClassEngine: coflow dependencies (starts-after) are not supported by "
+                f"class records; the instance has {len(instance.dependencies)}"
+            )
+        self.instance = instance
+        self.tol = float(tol)
+        m = instance.num_ports
+        self.num_classes: int = m * m
+        self.flow_class: IntArray = np.ascontiguousarray(
+            instance.flow_src * m + instance.flow_dst, dtype=np.int64
+        )
+        self.flow_weight: None = None
+        self.incremental = True  # False: maxmin_pairs from scratch at every event
+        fab = instance.fabric
+        self._cap_in = np.array(np.broadcast_to(fab.ingress_capacity, (m,)), dtype=np.float64)
+        self._cap_out = np.array(np.broadcast_to(fab.egress_capacity, (m,)), dtype=np.float64)
+        nf = instance.num_flows
+        release = np.asarray(instance.flow_release, dtype=np.float64)
+        # releases in the simulator's order: by time, then coflow, then flow
+        order = np.lexsort((np.arange(nf), instance.flow_coflow, release))
+        self._rel_flow = order.astype(np.int64)
+        self._rel_time = np.ascontiguousarray(release[self._rel_flow])
+        # every class's flows own one slice of the heap arrays
+        counts = np.bincount(self.flow_class, minlength=self.num_classes)
+        self._cstart = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+
+    def run(
+        self,
+        sink: Sink,
+        *,
+        chunk: int = 1 << 21,
+        max_events: int | None = None,
+        progress: Callable[[int, float], None] | None = None,
+    ) -> ClassRun:
+        """Runs fair sharing to the end, handing the class records to ``sink``.
+
+        Parameters
+        ----------
+        sink
+            Called as ``sink(time, cls, speed)`` with chunks of at most about ``chunk``
+            records (at least one event's worth, the number of classes), in time order; the
+            records of one time are never split between two calls. The arrays are views of a
+            buffer reused after the call returns.
+        chunk
+            Records buffered before they are handed over.
+        max_events
+            Stop with :class:`~coflowlab.simulator.SimulationError` after this many events.
+        progress
+            Called as ``progress(events, time)`` after each chunk.
+
+        Returns
+        -------
+        ClassRun
+
+        Raises
+        ------
+        SimulationError
+            After ``max_events`` events, or when active flows have no rate and no release is
+            left (a port pair with infinite capacity at both ends), with the wording of
+            :func:`coflowlab.simulate`.
+        """
+        from . import _fair_class_jit as j
+
+        inst = self.instance
+        tol = self.tol
+        nf, n, C = inst.num_flows, inst.num_coflows, self.num_classes
+        flow_done = np.full(nf, np.nan)
+        coflow_done = np.full(n, np.nan)
+        coflow_left = np.ascontiguousarray(inst.width, dtype=np.int64).copy()
+        hkey = np.empty(nf)
+        hflow = np.empty(nf, dtype=np.int64)
+        hn = np.zeros(C, dtype=np.int64)
+        weight = np.zeros(C)
+        speed = np.zeros(C)
+        vbase = np.zeros(C)
+        since = np.zeros(C)
+        forced = np.zeros(C, dtype=np.bool_)
+        ctop, ctop_size, cnext = np.zeros(C), np.zeros(C), np.full(C, np.inf)
+        state_f = np.array([self._rel_time[0] if nf else np.inf, np.inf])
+        state_i = np.zeros(5, dtype=np.int64)
+        m = inst.num_ports
+        P = 2 * m
+        res0 = np.concatenate((self._cap_in, self._cap_out))
+        mm_float = (res0, np.zeros(P), np.zeros(P + 1), np.zeros(P), np.zeros(P), np.zeros(P))
+        mm_int = (np.zeros(P, np.int64), np.zeros(1, np.int64), np.zeros(P, np.int64))
+        h_round = np.full((P, m + 3), -1, dtype=np.int64)  # each port's states, by round
+        h_res, h_wsum = np.zeros((P, m + 3)), np.zeros((P, m + 3))
+        h_res[:, 0] = res0
+        h_count = np.zeros((P, m + 3), dtype=np.int64)
+        h_len = np.ones(P, dtype=np.int64)
+        mm_arrays = (
+            self.incremental, mm_int, mm_float, np.zeros((m, m)), np.empty(P, np.int64),
+            np.zeros(P, np.bool_), np.empty(P + 1, np.int64), np.full(P, np.inf), h_round,
+            (h_res, h_wsum), h_count, h_len,
+        )  # fmt: skip
+        size = max(int(chunk), C)
+        out_t, out_c, out_r = np.empty(size), np.empty(size, np.int64), np.empty(size)
+        pos = 0
+        limit = -1 if max_events is None else int(max_events)
+        kernel = _kernels()["run"]
+        sizes = np.ascontiguousarray(inst.flow_size, dtype=np.float64)
+        coflow = np.ascontiguousarray(inst.flow_coflow, dtype=np.int64)
+        while True:
+            status, pos = kernel(
+                self._cap_in, self._cap_out, self._rel_flow, self._rel_time, self.flow_class,
+                sizes, coflow, flow_done, self._cstart, hkey, hflow, hn, ctop, ctop_size,
+                cnext, weight, speed, vbase, since, forced, coflow_left, coflow_done, state_f,
+                state_i, tol, limit, out_t, out_c, out_r, pos, *mm_arrays,
+            )  # fmt: skip
+            t = float(state_f[j.T_NOW])
+            events = int(state_i[j.EVENTS])
+            if status == j.MAX_EVENTS:
+                raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
+            if status == j.STALL:
+                raise SimulationError(
+                    f"policy {self.name!r} stalls at t={t!r}: {int(state_i[j.ACTIVE])} active "
+                    "flows, none sending, and no future arrival or wake-up"
+                )
+            if status == j.DONE:
+                if pos:
+                    sink(out_t[:pos], out_c[:pos], out_r[:pos])
+                if progress is not None:
+                    progress(events, t)
+                break
+            # FULL: hand over whole time groups; the last one stays if the next event may
+            # add to it
+            cut = pos
+            if pos and t <= out_t[pos - 1]:
+                cut = int(np.searchsorted(out_t[:pos], out_t[pos - 1], side="left"))
+            if cut:
+                sink(out_t[:cut], out_c[:cut], out_r[:cut])
+                rest = pos - cut
+                out_t[:rest] = out_t[cut:pos]
+                out_c[:rest] = out_c[cut:pos]
+                out_r[:rest] = out_r[cut:pos]
+                pos = rest
+            if pos + C > len(out_t):  # one time group fills the buffer: grow it
+                grow = 2 * len(out_t)
+                out_t = np.concatenate((out_t, np.empty(grow - len(out_t))))
+                out_c = np.concatenate((out_c, np.empty(grow - len(out_c), np.int64)))
+                out_r = np.concatenate((out_r, np.empty(grow - len(out_r))))
+            if progress is not None:
+                progress(events, t)
+        return ClassRun(
+            flow_completion=flow_done,
+            coflow_completion=coflow_done,
+            num_events=int(state_i[j.EVENTS]),
+            num_records=int(state_i[j.RECORDS]),
+        )
