@@ -361,6 +361,7 @@ def _simulate(args: argparse.Namespace) -> int:
             "missing": len(sim.rejected),
             "events": sim.num_events,
             "rejected": len(sim.rejected),
+            "engine": "coflowsim",  # CoflowSim's quanta (docs/coflowsim-model.md)
         }
     else:
         meta |= {"events": sim.num_events, "rejected": len(sim.rejected), "engine": sim.engine}
