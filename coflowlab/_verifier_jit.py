@@ -8,17 +8,71 @@ of the vectorized reference (``FluidVerifier(..., compiled=False)``); see
 Every flow's state and constants sit in one row of ``rows`` (columns below), not in a dozen
 flat arrays: the records name flows in no useful order, so each record costs a cache miss per
 array it reads; with one row per flow (96 bytes, at most two cache lines) it costs about two.
+Those misses are also hidden: while a record is checked, the row of the record ``PREFETCH``
+places ahead is already being fetched (:func:`prefetch`, a hint that changes no result). On
+fair sharing's 83 million records of the Facebook trace's first 260 coflows this took the
+kernel from 12.5 to 8.5 ns per record (FIFO's 18 million: 8.2 to 7.2). Taking row views
+(``rows[e]``) costs nothing here: no call receives them, so numba counts no references.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 # columns of the per-flow rows (float64; ports are small integers, exact as floats)
 RATE, SINCE, SENT, DONE_AT, FIRST_SEND, LAST_SEND, SRC, DST = range(8)
 SIZE, RELEASE, BYTE_TOL, FLOW_CAP = range(8, 12)
 WIDTH = 12
+
+PREFETCH = 16
+"""How many records ahead :func:`feed` prefetches a flow's row."""
+
+
+@intrinsic
+def prefetch(typingctx: Any, rows: Any, i: Any, j: Any) -> Any:  # pragma: no cover - numba
+    """In compiled code only: asks the CPU to fetch the cache line of ``rows[i, j]`` (a 2-d
+    array) for writing (LLVM's ``llvm.prefetch``, x86 ``prefetchw``), and returns at once: a
+    hint, it neither reads nor writes the array, and an index out of range is harmless.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba import njit
+    >>> @njit
+    ... def total(rows, order):
+    ...     s = 0.0
+    ...     for k in range(order.shape[0]):
+    ...         if k + 1 < order.shape[0]:
+    ...             prefetch(rows, order[k + 1], 0)
+    ...         s += rows[order[k], 0]
+    ...     return s
+    >>> total(np.arange(6.0).reshape(3, 2), np.array([2, 0, 1]))
+    6.0
+    """
+    sig = types.void(rows, i, j)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(
+            context, builder, aryty, ary, [args[1], args[2]], wraparound=False
+        )
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        # the unsuffixed name is upgraded by LLVM to its pointer type's (llvm.prefetch.p0)
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch")
+        # write (1), keep in all cache levels (3), data cache (1)
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @njit(cache=True)
@@ -47,11 +101,16 @@ def feed(
     #   capacity: port (0..2m-1), start, end, excess
     # A negative rate is reported when its segment closes with a positive length (the record
     # was in force: the last at its time), or by ``finish`` while still open.
+    # Indices that cannot be negative (a record's position, a port, the count of touched
+    # ports) are cast to unsigned: numba then skips the wraparound of negative indices, a few
+    # instructions per access (fair sharing's 83 M records on the trace's first 260 coflows:
+    # 8.4 to 7.7 ns per record; FIFO's 18 M: 7.2 to 5.8). A flow index stays signed: a
+    # negative one is read as before.
     counts = np.zeros(3, dtype=np.int64)
     neg = np.empty((cap, 3))
     early = np.empty((cap, 6))
     capv = np.empty((cap, 4))
-    touched = np.empty(usage.shape[0], dtype=np.int64)
+    touched = np.empty(usage.shape[0], dtype=np.uint64)
     n = t.shape[0]
     a = 0
     while a < n:
@@ -60,7 +119,12 @@ def feed(
         nt = 0
         group += 1
         while b < n and t[b] == now:
-            e = f[b]
+            u = np.uint64(b)
+            e = f[u]
+            if b + PREFETCH < n:  # both cache lines of a row PREFETCH records ahead
+                g = f[u + np.uint64(PREFETCH)]
+                prefetch(rows, g, 0)
+                prefetch(rows, g, WIDTH - 1)
             row = rows[e]
             old = row[RATE]
             start = row[SINCE]
@@ -102,27 +166,27 @@ def feed(
                         tc = min(start + need / old, now)
                         row[DONE_AT] = max(tc, start)
                     row[SENT] = after
-            new = r[b]
+            new = r[u]
             delta = new - old
             row[RATE] = new
             row[SINCE] = now
-            p = int(row[SRC])
-            q = int(row[DST])
+            p = np.uint64(int(row[SRC]))
+            q = np.uint64(int(row[DST]))
             usage[p] += delta
             usage[q] += delta
             if port_mark[p] != group:
                 port_mark[p] = group
-                touched[nt] = p
+                touched[np.uint64(nt)] = p
                 nt += 1
             if port_mark[q] != group:
                 port_mark[q] = group
-                touched[nt] = q
+                touched[np.uint64(nt)] = q
                 nt += 1
             b += 1
         # every port that changed at ``now``: close its open over-capacity interval, and open
         # a new one if the port is over capacity from ``now`` on
         for j in range(nt):
-            p = touched[j]
+            p = touched[j]  # unsigned
             s = pend_start[p]
             if not np.isnan(s):
                 if now - s > time_tol:
