@@ -36,10 +36,10 @@ from .verifier import (
     VerificationReport,
     Violation,
     ViolationKind,
+    _capacity_violation,
     _Collector,
     _finish_report,
     _num,
-    _port_name,
 )
 
 __all__ = ["ClassVerifier"]
@@ -345,25 +345,7 @@ class ClassVerifier:
 
     def _capacity_violation(self, p: int, start: float, end: float, excess: float) -> None:
         # (the compiled pass reports only intervals longer than the time tolerance)
-        kind = ViolationKind.CAPACITY
-        port, side = _port_name(p, self.inst.num_ports)
-        cap = float(self.port_cap[p])
-        self.out.add_many(
-            kind,
-            1,
-            [
-                Violation(
-                    kind,
-                    f"{side} port {port}: carries {cap + excess:.9g} > capacity {cap:.9g} "
-                    f"(excess {excess:.6g}) on [{_num(start)}, {_num(end)})",
-                    port=port,
-                    side=side,
-                    start=start,
-                    end=end,
-                    amount=excess,
-                )
-            ],
-        )
+        _capacity_violation(self.out, self.inst.num_ports, self.port_cap, p, start, end, excess)
 
     # ---------------------------------------------------------------- end
     def finish(self, reported: npt.ArrayLike | None = None) -> VerificationReport:

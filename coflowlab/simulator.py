@@ -599,11 +599,7 @@ def simulate(
     rej = np.asarray(sorted(rejected), dtype=np.int64)
     report = None
     if verify_schedule:
-        report = _verified(inst, schedule, stream, rej, tol, policy.name)
-        if not report.feasible:
-            raise SimulationError(
-                f"policy {policy.name!r} produced an infeasible schedule:\n{report.summary()}"
-            )
+        report = _feasible(_verified(inst, schedule, stream, rej, tol, policy.name), policy)
         flow_done_at, coflow_done_at = _completions_from(inst, report, rej)
     return SimulationResult(
         instance=inst,
@@ -662,10 +658,7 @@ def _simulate_classes(
     flow_done, coflow_done = run.flow_completion, run.coflow_completion
     if report is not None:
         assert isinstance(report, VerificationReport)
-        if not report.feasible:
-            raise SimulationError(
-                f"policy {policy.name!r} produced an infeasible schedule:\n{report.summary()}"
-            )
+        _feasible(report, policy)
         flow_done, coflow_done = report.flow_completion.copy(), report.coflow_completion.copy()
     return SimulationResult(
         instance=inst,
@@ -681,6 +674,15 @@ def _simulate_classes(
         wall_time=wall,
         engine="classes",
     )
+
+
+def _feasible(report: VerificationReport, policy: Policy) -> VerificationReport:
+    """The report, or :class:`SimulationError` naming its violations."""
+    if not report.feasible:
+        raise SimulationError(
+            f"policy {policy.name!r} produced an infeasible schedule:\n{report.summary()}"
+        )
+    return report
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:

@@ -578,25 +578,7 @@ class FluidVerifier:
     def _capacity_violation(self, p: int, start: float, end: float, excess: float) -> None:
         if end - start <= self.time_tol:
             return  # within the time tolerance: moves at most capacity * time_tol extra
-        kind = ViolationKind.CAPACITY
-        port, side = _port_name(p, self.inst.num_ports)
-        cap = float(self.port_cap[p])
-        self.out.add_many(
-            kind,
-            1,
-            [
-                Violation(
-                    kind,
-                    f"{side} port {port}: carries {cap + excess:.9g} > capacity {cap:.9g} "
-                    f"(excess {excess:.6g}) on [{_num(start)}, {_num(end)})",
-                    port=port,
-                    side=side,
-                    start=start,
-                    end=end,
-                    amount=excess,
-                )
-            ],
-        )
+        _capacity_violation(self.out, self.inst.num_ports, self.port_cap, p, start, end, excess)
 
     # ---------------------------------------------------------------- end
     def finish(self, reported: npt.ArrayLike | None = None) -> VerificationReport:
@@ -655,6 +637,38 @@ class FluidVerifier:
             self.time_tol,
             self.out,
         )
+
+
+def _capacity_violation(
+    out: _Collector,
+    num_ports: int,
+    port_cap: np.ndarray,
+    p: int,
+    start: float,
+    end: float,
+    excess: float,
+) -> None:
+    """Reports port ``p`` (ingress ``p < m``, egress ``m + p``) over capacity by ``excess`` on
+    ``[start, end)``; shared by the per-flow and the class-record verifiers."""
+    kind = ViolationKind.CAPACITY
+    port, side = _port_name(p, num_ports)
+    cap = float(port_cap[p])
+    out.add_many(
+        kind,
+        1,
+        [
+            Violation(
+                kind,
+                f"{side} port {port}: carries {cap + excess:.9g} > capacity {cap:.9g} "
+                f"(excess {excess:.6g}) on [{_num(start)}, {_num(end)})",
+                port=port,
+                side=side,
+                start=start,
+                end=end,
+                amount=excess,
+            )
+        ],
+    )
 
 
 def _flow_rows(inst: Instance, flow_cap: np.ndarray, byte_tol: np.ndarray) -> np.ndarray:
