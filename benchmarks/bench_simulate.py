@@ -183,7 +183,7 @@ def table(args: argparse.Namespace) -> int:
         scope = f"first {args.coflows} coflows" if args.coflows else "all coflows"
         print(f"{source} ({scope}); verification {'off' if args.no_verify else 'on'}; {_load()}")
         print(
-            f"{'policy':<15}{'exact: events':>14}{'records':>13}{'wall':>9}{'cpu':>9}"
+            f"{'policy':<19}{'exact: events':>14}{'records':>13}{'wall':>9}{'cpu':>9}"
             f"{'MB':>10}  {'coflowsim: events':>17}{'wall':>9}{'cpu':>9}{'MB':>10}  "
             f"{'Java (s)':>8}  load"
         )
@@ -202,7 +202,7 @@ def table(args: argparse.Namespace) -> int:
                 status |= isinstance(r, str) and r.startswith("failed")
             java = JAVA_SECONDS.get(policy, "-") if source == "trace" and not args.coflows else "-"
             print(
-                f"{policy:<15}{_cells(exact, True)}{_cells(coflowsim, False)}{java:>8}  {load}",
+                f"{policy:<19}{_cells(exact, True)}{_cells(coflowsim, False)}{java:>8}  {load}",
                 flush=True,
             )
         print(
