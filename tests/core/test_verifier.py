@@ -385,3 +385,29 @@ def test_flow_completes_when_it_stops_sending_its_last_bytes():
     report = verify(one_flow(2.0), sched)
     assert report.feasible, report.summary()
     assert_allclose(report.coflow_completion, [first + 0.005], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_flow_reaching_its_size_only_as_the_tolerance_grows_has_a_completion(compiled):
+    """Tests the adaptive horizon (``horizon=None``): flow 0 (size 1) stops 5e-9 short of its
+    size at t = 1 - 5e-9, outside the byte tolerance then (2e-9), inside it once a record at
+    t = 1000 has raised the time scale (about 1e-6). It is complete, so it needs a completion
+    time, the time it last sent; it used to be left NaN in a feasible report."""
+    inst = Instance.from_coflows([cl.Coflow([(0, 0, 1.0)]), cl.Coflow([(1, 1, 1000.0)])], 2)
+    checker = cl.FluidVerifier(inst, horizon=None, compiled=compiled)
+    checker.feed([0.0, 0.0], [0, 1], [1.0, 1.0])
+    checker.feed([1 - 5e-9], [0], [0.0])
+    assert checker.byte_tol[0] < 5e-9  # not complete yet at this point of the stream
+    checker.feed([1000.0], [1], [0.0])
+    report = checker.finish()
+    assert report.feasible, report.summary()
+    assert_equal(report.flow_completion, [1 - 5e-9, 1000.0])
+    assert_equal(report.coflow_completion, [1 - 5e-9, 1000.0])
+    # 5e-6 short stays short whatever the horizon: under-sent, no completion
+    checker = cl.FluidVerifier(inst, horizon=None, compiled=compiled)
+    checker.feed([0.0, 0.0], [0, 1], [1.0, 1.0])
+    checker.feed([1 - 5e-6], [0], [0.0])
+    checker.feed([1000.0], [1], [0.0])
+    report = checker.finish()
+    assert "under_sent" in report.counts
+    assert np.isnan(report.flow_completion[0])
