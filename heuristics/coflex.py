@@ -38,7 +38,14 @@ from coflowlab.allocation import backfill as greedy_backfill
 from coflowlab.allocation import full_port_threshold, madd, madd_share
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
-from .correlation import Active, active_coflows, check_reports, optimal_isolation, unit_rates
+from .correlation import (
+    Active,
+    Grouping,
+    active_coflows,
+    check_reports,
+    optimal_isolation,
+    unit_rates,
+)
 
 __all__ = ["Coflex", "CoflexNaive"]
 
@@ -73,8 +80,12 @@ class Coflex:
         Hand out, greedily in SEBF order, the capacity stage 2's MADD leaves (default
         ``True``: work conserving at every recomputation).
     reported
-        Optional misreports (Python only): coflow index → the ``2m``-vector it reports in
-        stage 1 (ingress ports, then egress ports).
+        Optional misreports: coflow index → the ``2m``-vector it reports in stage 1 (ingress
+        ports, then egress ports).
+    fast
+        ``True`` (default): the grouping, loads and stage 1 are compiled passes over the
+        active flows (:mod:`._hug_jit`), with the reference's operations in its order (the
+        same rates bit for bit); ``False``: the NumPy reference.
     recompute_on
         When the allocation is recomputed: ``"coflow"`` (default: at coflow arrivals and
         departures, as Coflex's stage 2 is stated, §IV) or ``"flow"`` (also at every flow
@@ -112,8 +123,11 @@ class Coflex:
         reported: Mapping[int, Sequence[float]] | None = None,
         recompute_on: Literal["coflow", "flow"] = "coflow",
         skipped: Literal["share", "wait"] = "wait",
+        fast: bool = True,
     ) -> None:
         self.alpha = _alpha(alpha)
+        self.fast = bool(fast)
+        self.grouping: Grouping | None = None
         if skipped not in ("share", "wait"):
             raise ValueError(f"skipped must be 'share' or 'wait', got {skipped!r}")
         self.skipped = skipped
@@ -126,13 +140,14 @@ class Coflex:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(alpha={self.alpha}, backfill={self.backfill}, "
-            f"recompute_on={self.recompute_on!r}, skipped={self.skipped!r})"
+            f"recompute_on={self.recompute_on!r}, skipped={self.skipped!r}, fast={self.fast})"
         )
 
     def reset(self, view: InstanceView) -> None:
         self.cap_in = np.asarray(view.cap_in, dtype=float)
         self.cap_out = np.asarray(view.cap_out, dtype=float)
         self.p_star = float("nan")
+        self.grouping = Grouping(view) if self.fast else None
 
     def stage1(self, a: Active) -> np.ndarray:
         """``α P* d_k`` as flow rates."""
@@ -140,11 +155,11 @@ class Coflex:
         self.p_star = p_star
         if not np.isfinite(p_star) or self.alpha == 0.0:
             return np.zeros(len(a.group))
-        return self.alpha * p_star * unit_rates(a)
+        return self.alpha * p_star * unit_rates(a, self.fast)
 
     def decide(self, state: ObservedState) -> Decision:
         assert isinstance(state, ClairvoyantState)
-        a = active_coflows(state, self.cap_in, self.cap_out, self.reported)
+        a = active_coflows(state, self.cap_in, self.cap_out, self.reported, self.grouping)
         rates = self.stage1(a)
         rank = _sebf(a)
         m = a.m
@@ -179,6 +194,8 @@ class Coflex:
 class CoflexNaive(Coflex):
     """NaiveTradeoff(α), Coflex Algorithm 1 (``coflex-naive``): stage 1 as Coflex, then the
     spare greedily in SEBF order under the cap ``a_k^i ≤ α P*`` (strategy-proof, Theorem 1).
+    With ``fast`` (default) the capped backfill is compiled too
+    (:func:`._hug_jit.naive_backfill`, the same additions in the same order).
 
     Examples
     --------
@@ -195,16 +212,26 @@ class CoflexNaive(Coflex):
     name: ClassVar[str] = "coflex-naive"
 
     def __init__(
-        self, alpha: float = 0.5, *, reported: Mapping[int, Sequence[float]] | None = None
+        self,
+        alpha: float = 0.5,
+        *,
+        reported: Mapping[int, Sequence[float]] | None = None,
+        fast: bool = True,
     ) -> None:
-        super().__init__(alpha, backfill=True, reported=reported)
+        super().__init__(alpha, backfill=True, reported=reported, fast=fast)
 
     def decide(self, state: ObservedState) -> Decision:
         assert isinstance(state, ClairvoyantState)
-        a = active_coflows(state, self.cap_in, self.cap_out, self.reported)
+        a = active_coflows(state, self.cap_in, self.cap_out, self.reported, self.grouping)
         rates = self.stage1(a)
         if not np.isfinite(self.p_star):
             return Decision(rates=rates, notify="coflow")
+        if self.fast:  # the same backfill, compiled (the same additions in the same order)
+            from ._hug_jit import naive_backfill
+
+            limit = self.alpha * self.p_star * a.cap
+            out = naive_backfill(rates, a.group, a.src, a.dst, a.cap, limit, _sebf(a), len(a.ids))
+            return Decision(rates=out, notify="coflow")
         m = a.m
         m2 = 2 * m
         cap = self.alpha * self.p_star * a.cap

@@ -25,7 +25,7 @@ import numpy as np
 
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
-from .correlation import EPS, active_coflows, check_reports, drf_progress, unit_rates
+from .correlation import EPS, Grouping, active_coflows, check_reports, drf_progress, unit_rates
 
 __all__ = ["DRF", "PSP"]
 
@@ -36,7 +36,11 @@ class DRF:
     Parameters
     ----------
     reported
-        Optional misreports (Python only): coflow index → the ``2m``-vector it reports.
+        Optional misreports: coflow index → the ``2m``-vector it reports.
+    fast
+        ``True`` (default): the grouping, loads and unit rates are compiled passes over the
+        active flows (:mod:`._hug_jit`), the same rates bit for bit; ``False``: the NumPy
+        reference.
 
     Examples
     --------
@@ -52,18 +56,23 @@ class DRF:
     name: ClassVar[str] = "drf"
     clairvoyant: ClassVar[bool] = True
 
-    def __init__(self, *, reported: Mapping[int, Sequence[float]] | None = None) -> None:
+    def __init__(
+        self, *, reported: Mapping[int, Sequence[float]] | None = None, fast: bool = True
+    ) -> None:
         self.reported = check_reports(reported)
+        self.fast = bool(fast)
+        self.grouping: Grouping | None = None
 
     def reset(self, view: InstanceView) -> None:
         self.cap_in = np.asarray(view.cap_in, dtype=float)
         self.cap_out = np.asarray(view.cap_out, dtype=float)
+        self.grouping = Grouping(view) if self.fast else None
 
     def decide(self, state: ObservedState) -> Decision:
         assert isinstance(state, ClairvoyantState)
-        a = active_coflows(state, self.cap_in, self.cap_out, self.reported)
+        a = active_coflows(state, self.cap_in, self.cap_out, self.reported, self.grouping)
         p = drf_progress(a.d)
-        return Decision(rates=p[a.group] * unit_rates(a))
+        return Decision(rates=p[a.group] * unit_rates(a, self.fast))
 
 
 class PSP:

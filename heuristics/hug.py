@@ -29,7 +29,15 @@ import numpy as np
 
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
-from .correlation import active_coflows, check_reports, fill, optimal_isolation, unit_rates
+from .correlation import (
+    EPS,
+    Grouping,
+    active_coflows,
+    check_reports,
+    fill,
+    optimal_isolation,
+    unit_rates,
+)
 
 __all__ = ["HUG", "HUGCooperative"]
 
@@ -43,8 +51,15 @@ class HUG:
         ``False`` (default, ``hug``): stage 2 is capped at ``c_k^i ≤ P*`` on every link
         (strategy-proof). ``True`` (``hug-cooperative``): uncapped, work conserving.
     reported
-        Optional misreports for experiments (Python only): coflow index → the ``2m``-vector
-        (ingress ports, then egress ports) it reports instead of its true correlation vector.
+        Optional misreports for experiments: coflow index → the ``2m``-vector (ingress
+        ports, then egress ports) it reports instead of its true correlation vector.
+    fast
+        ``True`` (default): the decision is compiled (:mod:`._hug_jit`): the grouping and
+        ``P*`` are the reference's bit for bit; capped, the stage-1 rates and the filling
+        (by slot, one coflow on one link) give the reference's rates to roundings (within
+        1e-12 of the largest capacity, tests/heuristics/test_correlation_fast.py);
+        uncapped, the rates are the reference's bit for bit. ``False``: the NumPy
+        reference.
 
     Examples
     --------
@@ -64,25 +79,42 @@ class HUG:
     clairvoyant: ClassVar[bool] = True
 
     def __init__(
-        self, *, cooperative: bool = False, reported: Mapping[int, Sequence[float]] | None = None
+        self,
+        *,
+        cooperative: bool = False,
+        reported: Mapping[int, Sequence[float]] | None = None,
+        fast: bool = True,
     ) -> None:
         self.cooperative = bool(cooperative)
+        self.fast = bool(fast)
+        self.grouping: Grouping | None = None
         self.reported = check_reports(reported)
         self.p_star = float("nan")
 
     def __repr__(self) -> str:
-        return f"HUG(cooperative={self.cooperative})"
+        return f"HUG(cooperative={self.cooperative}, fast={self.fast})"
 
     def reset(self, view: InstanceView) -> None:
         self.cap_in = np.asarray(view.cap_in, dtype=float)
         self.cap_out = np.asarray(view.cap_out, dtype=float)
         self.p_star = float("nan")
+        self.grouping = Grouping(view) if self.fast else None
 
     def decide(self, state: ObservedState) -> Decision:
         assert isinstance(state, ClairvoyantState)
-        a = active_coflows(state, self.cap_in, self.cap_out, self.reported)
+        a = active_coflows(state, self.cap_in, self.cap_out, self.reported, self.grouping)
         p_star = optimal_isolation(a.d)
         self.p_star = p_star
+        if self.fast:
+            from ._hug_jit import hug_rates  # numba loads on first use only
+
+            tol = EPS * max(float(a.cap.max(initial=0.0)), 1.0)  # as in correlation.fill
+            assert self.grouping is not None
+            rates, _ = hug_rates(
+                a.group, a.src, a.dst, a.remaining, a.load, self.grouping.count, a.d, a.cap,
+                p_star, not self.cooperative, tol,
+            )  # fmt: skip
+            return Decision(rates=rates)
         unit = unit_rates(a)
         rates = p_star * unit if np.isfinite(p_star) else unit
         cap = None if self.cooperative else p_star
@@ -107,5 +139,7 @@ class HUGCooperative(HUG):
 
     name: ClassVar[str] = "hug-cooperative"
 
-    def __init__(self, *, reported: Mapping[int, Sequence[float]] | None = None) -> None:
-        super().__init__(cooperative=True, reported=reported)
+    def __init__(
+        self, *, reported: Mapping[int, Sequence[float]] | None = None, fast: bool = True
+    ) -> None:
+        super().__init__(cooperative=True, reported=reported, fast=fast)
