@@ -118,7 +118,8 @@ def _measure(
     pend[1] = 1.0
     pend[2] = ig
     pend[3] = total / ncof
-    pend[4] = total * total / (ncof * squares) if squares > 0.0 else 1.0
+    # at most 1 in exact arithmetic; roundings of the two sums can give 1 + an ulp
+    pend[4] = min(total * total / (ncof * squares), 1.0) if squares > 0.0 else 1.0
     pend[5] = 2.0 * util / total_cap if total_cap > 0.0 else 0.0
 
 

@@ -6,15 +6,16 @@ The policies are Chowdhury's HUG (PhD thesis, UC Berkeley 2015, Ch. 7, Algorithm
 DRF (Ghodsi et al., NSDI 2011; thesis §7.3.2) and Coflex (Wang, Ma, Li, Li, IEEE INFOCOM
 2017, §II-C, §III-A Algorithm 1); :mod:`.correlation` states the model.
 
-- :func:`group_loads`, :func:`unit_rates` and :func:`naive_backfill` repeat the NumPy
-  reference's floating-point operations in its order (sums in the order of the active flows,
-  as ``np.bincount`` adds them): the grouping, DRF's, Coflex's and Coflex-naive's rates are
-  the reference's bit for bit; what they save is the temporaries and the Python loops.
-- :func:`hug_rates` is HUG's whole decision after the grouping. Capped (``hug``), its
-  progressive filling is organised by *slot* (one coflow on one link: HUG's cap is per slot,
-  and a port's flows are its slots' flows) and its rates are the reference's to roundings
-  (tests/heuristics/test_correlation_fast.py bounds the difference); uncapped
-  (``hug-cooperative``) they are the reference's bit for bit.
+- :func:`group_loads`, :func:`correlate`, :func:`unit_rates` and :func:`naive_backfill`
+  repeat the NumPy reference's floating-point operations in its order (sums in the order of
+  the active flows, as ``np.bincount`` adds them): the grouping, Γ, d, DRF's, Coflex's and
+  Coflex-naive's rates are the reference's bit for bit; what they save is the temporaries
+  and the Python loops.
+- :func:`hug_rates` is HUG's whole decision after the grouping, its rates the reference's
+  to roundings (tests/heuristics/test_correlation_fast.py bounds the difference). Capped
+  (``hug``), its progressive filling is organised by *slot* (one coflow on one link: HUG's
+  cap is per slot, and a port's flows are its slots' flows); uncapped
+  (``hug-cooperative``), by *port pair* (the flows of a pair freeze together).
 """
 
 from __future__ import annotations
@@ -26,15 +27,66 @@ from numba import njit
 
 
 @njit(cache=True)
-def group_loads(flows, remaining, flow_coflow, flow_src, flow_dst, m, pos):  # pragma: no cover
+def group_loads(
+    flows, sent, flow_size, flow_coflow, flow_src, flow_dst, m, pos, load_rows, count_rows,
+    counts,
+):  # pragma: no cover  # fmt: skip
     """Groups the active ``flows`` by coflow (as ``np.unique(..., return_inverse=True)``)
-    and sums each coflow's remaining bytes per link in the order of the flows.
+    and sums each coflow's remaining bytes per link in the order of the flows. A flow's
+    remaining bytes are ``flow_size - sent``, clamped at 0 (as
+    ``np.maximum(state.remaining, 0)``: the same operations, without the state's gathers).
 
-    ``pos`` is scratch indexed by coflow, all -1 on entry and on return. Returns ``ids``
-    (increasing), ``group``, ``src``, ``dst``, ``rem`` (clamped at 0), ``load`` ``(nc, 2m)``
-    and ``count`` ``(nc, 2m)``, the number of active flows of each coflow on each link."""
+    When the coflows of ``flows`` never decrease (flows in increasing order, coflows
+    numbered in flow order, as on the trace), one pass: a coflow's position is known when
+    it first shows, and its loads and counts are summed in the scratch rows ``load_rows``
+    and ``count_rows`` (zeros on entry and on return) until the number of coflows is known.
+    Otherwise, or with more coflows than scratch rows, a first pass finds the coflows
+    (``pos``: scratch indexed by coflow, all -1 on entry and on return). Returns ``ids``
+    (increasing), ``group``, ``src``, ``dst``, ``rem``, ``load`` ``(nc, 2m)`` and ``count``
+    ``(nc, 2m)``, the number of active flows of each coflow on each link (all 0 unless
+    ``counts``: only HUG's capped filling needs them)."""
     n = flows.shape[0]
+    m2 = 2 * m
+    rows = load_rows.shape[0]
+    group = np.empty(n, dtype=np.int64)
+    src = np.empty(n, dtype=np.int64)
+    dst = np.empty(n, dtype=np.int64)
+    rem = np.empty(n)
     seen = np.empty(n, dtype=np.int64)
+    nc = 0
+    prev = -1
+    ordered = True
+    for p in range(n):
+        f = flows[p]
+        c = flow_coflow[f]
+        if c != prev:
+            if c < prev or nc == rows:
+                ordered = False
+                break
+            seen[nc] = c
+            nc += 1
+            prev = c
+        g = nc - 1
+        s = flow_src[f]
+        t = flow_dst[f]
+        r = flow_size[f] - sent[p]
+        r = r if r > 0.0 else 0.0  # np.maximum(remaining, 0.0)
+        group[p] = g
+        src[p] = s
+        dst[p] = t
+        rem[p] = r
+        load_rows[g, s] += r  # ingress and egress cells are disjoint: same sums as two bincounts
+        load_rows[g, m + t] += r
+        if counts:
+            count_rows[g, s] += 1
+            count_rows[g, m + t] += 1
+    if ordered:
+        load = load_rows[:nc].copy()
+        count = count_rows[:nc].copy()
+    load_rows[:nc] = 0.0
+    count_rows[:nc] = 0
+    if ordered:
+        return seen[:nc].copy(), group, src, dst, rem, load, count
     nc = 0
     for p in range(n):
         c = flow_coflow[flows[p]]
@@ -45,30 +97,52 @@ def group_loads(flows, remaining, flow_coflow, flow_src, flow_dst, m, pos):  # p
     ids = np.sort(seen[:nc])
     for j in range(nc):
         pos[ids[j]] = j
-    group = np.empty(n, dtype=np.int64)
-    src = np.empty(n, dtype=np.int64)
-    dst = np.empty(n, dtype=np.int64)
-    rem = np.empty(n)
-    load = np.zeros((nc, 2 * m))
-    count = np.zeros((nc, 2 * m), dtype=np.int64)
+    load = np.zeros((nc, m2))
+    count = np.zeros((nc, m2), dtype=np.int64)
     for p in range(n):
         f = flows[p]
         g = pos[flow_coflow[f]]
         s = flow_src[f]
         t = flow_dst[f]
-        r = remaining[p]
-        r = r if r > 0.0 else 0.0  # np.maximum(remaining, 0.0)
+        r = flow_size[f] - sent[p]
+        r = r if r > 0.0 else 0.0
         group[p] = g
         src[p] = s
         dst[p] = t
         rem[p] = r
-        load[g, s] += r  # ingress and egress cells are disjoint: same sums as two bincounts
+        load[g, s] += r
         load[g, m + t] += r
-        count[g, s] += 1
-        count[g, m + t] += 1
+        if counts:
+            count[g, s] += 1
+            count[g, m + t] += 1
     for j in range(nc):
         pos[ids[j]] = -1
     return ids, group, src, dst, rem, load, count
+
+
+@njit(cache=True)
+def correlate(load, cap):  # pragma: no cover
+    """Γ and d from the loads ``(nc, 2m)``, the operations of the NumPy ``_correlate`` of
+    :mod:`.correlation` (the same values bit for bit): ``load / C`` per link (``inf`` for
+    bytes on a link without capacity), Γ its largest entry per coflow, ``d`` the ratio."""
+    nc = load.shape[0]
+    m2 = load.shape[1]
+    gamma = np.zeros(nc)
+    d = np.zeros((nc, m2))
+    for g in range(nc):
+        worst = -np.inf
+        for x in range(m2):
+            v = load[g, x]
+            v = v / cap[x] if cap[x] > 0.0 else (np.inf if v > 0.0 else 0.0)
+            d[g, x] = v
+            worst = max(worst, v)
+        gamma[g] = worst
+        if worst > 0.0:
+            for x in range(m2):
+                d[g, x] = d[g, x] / worst
+        else:
+            d[g, :] = 0.0
+    return gamma, d
 
 
 @njit(cache=True)
@@ -90,60 +164,76 @@ def unit_rates(group, src, dst, rem, load, d, cap, m):  # pragma: no cover
 
 
 @njit(cache=True)
-def hug_rates(group, src, dst, rem, load, count, d, cap, p_star, capped, tol):  # pragma: no cover
+def hug_rates(
+    group, src, dst, rem, load, count, d, cap, p_star, capped, tol, pair
+):  # pragma: no cover
     """HUG's rates (thesis Algorithm 6): stage 1 ``P* ·`` the unit rates, then stage 2, the
     weighted progressive filling of :func:`coflowlab.heuristics.correlation.fill` along the
     unit rates, capped at ``P* C^i`` per coflow and link when ``capped``. ``count`` is
-    :func:`group_loads`'. Returns ``(rates, unit)``.
+    :func:`group_loads`'; ``pair`` is scratch of ``m²`` entries, all -1 on entry and on
+    return. Returns ``(rates, unit)``.
 
-    Capped (``hug``, :func:`_slot_fill`): a flow's unit rate is its remaining bytes times the
-    smaller of its coflow's ``d C / load`` at its two ports (the reference divides per flow),
-    and the filling's resources are the ``2m`` ports and each coflow's share of each link (a
-    *slot*, resource ``2m + g · 2m + link``): the rates differ from the reference's by
-    roundings only. Uncapped (``hug-cooperative``): the reference's operations, the same
-    rates bit for bit."""
+    A flow's unit rate is its remaining bytes times the smaller of its coflow's
+    ``d C / load`` at its two ports (the reference divides per flow): roundings apart, the
+    reference's. Capped (``hug``, :func:`_slot_fill`), the filling's resources are the
+    ``2m`` ports and each coflow's share of each link (a *slot*). Uncapped
+    (``hug-cooperative``), a flow's only resources are its two ports, so the flows of one
+    port pair freeze together: the filling runs on the port pairs (:func:`_pair_levels`),
+    each weighing its flows' unit rates, and a flow gets its pair's level. The rates differ
+    from the reference's by roundings only."""
     n = group.shape[0]
     m = cap.shape[0] // 2
     m2 = 2 * m
     nc = load.shape[0]
-    finite = np.isfinite(p_star)
-    unit = np.empty(n)
-    rates = np.empty(n)
-    if not capped:
-        # uncapped: the reference's operations (unit_rates divides per flow, fill_levels'
-        # filling, _port_fill), so the same rates bit for bit. A filling by port pair was
-        # three times faster here; on the trace its roundings exposed a verifier bug (a
-        # completion missed when the byte tolerance grew past a flow's shortfall, fixed in
-        # FluidVerifier.finish) and it was not kept: the simulator's own work is most of
-        # hug-cooperative's time
-        uses = np.empty((n, 2), dtype=np.int64)
-        left = cap.copy()
-        for p in range(n):
-            g = group[p]
-            s = src[p]
-            t = m + dst[p]
-            ls = load[g, s]
-            lt = load[g, t]
-            a = d[g, s] * cap[s] * rem[p] / ls if ls > 0.0 else 0.0
-            b = d[g, t] * cap[t] * rem[p] / lt if lt > 0.0 else 0.0
-            u = min(a, b)
-            unit[p] = u
-            rates[p] = p_star * u if finite else u
-            uses[p, 0] = s
-            uses[p, 1] = t
-            left[s] -= rates[p]
-            left[t] -= rates[p]
-        for x in range(m2):
-            if left[x] < 0.0:
-                left[x] = 0.0
-        return _port_fill(rates, unit, uses, left, tol), unit
     coef = np.zeros((nc, m2))  # a flow's unit rate per remaining byte, at each of its ports
     for g in range(nc):
         for x in range(m2):
             if load[g, x] > 0.0:
                 coef[g, x] = d[g, x] * cap[x] / load[g, x]
-    scale = p_star if finite else 1.0
-    return _slot_fill(rates, unit, coef, count, group, src, dst, rem, cap, scale, tol), unit
+    scale = p_star if np.isfinite(p_star) else 1.0
+    unit = np.empty(n)
+    if capped:
+        return _slot_fill(unit, coef, count, group, src, dst, rem, cap, scale, tol), unit
+    # one pass: stage 1, the ports' residuals, each flow's pair and each pair's weight (a
+    # sum of positive terms: no cancellation to compensate)
+    left = cap.copy()
+    of = np.empty(n, dtype=np.int64)
+    size = min(n, m * m)
+    weight = np.zeros(size)
+    ends = np.empty((size, 2), dtype=np.int64)
+    npairs = 0
+    for p in range(n):
+        g = group[p]
+        s = src[p]
+        t = m + dst[p]
+        u = rem[p] * min(coef[g, s], coef[g, t])
+        r = scale * u
+        unit[p] = u
+        left[s] -= r
+        left[t] -= r
+        key = s * m + dst[p]
+        k = pair[key]
+        if k < 0:
+            k = npairs
+            pair[key] = k
+            ends[k, 0] = s
+            ends[k, 1] = t
+            npairs += 1
+        of[p] = k
+        weight[k] += u
+    for k in range(npairs):
+        pair[ends[k, 0] * m + ends[k, 1] - m] = -1
+    for x in range(m2):
+        if left[x] < 0.0:
+            left[x] = 0.0
+    level = _pair_levels(weight[:npairs], ends[:npairs], left, tol)
+    out = np.empty(n)
+    for p in range(n):
+        lv = level[of[p]]
+        u = unit[p]
+        r = scale * u  # stage 1, then the filling's share
+        out[p] = r + u * lv if lv > 0.0 else r
+    return out, unit
 
 
 @njit(cache=True)
@@ -156,21 +246,21 @@ def _two_sum(hi, lo, w):  # pragma: no cover
 
 
 @njit(cache=True)
-def _slot_fill(
-    rates, unit, coef, count0, group, src, dst, rem, cap, scale, tol
-):  # pragma: no cover
+def _slot_fill(unit, coef, count0, group, src, dst, rem, cap, scale, tol):  # pragma: no cover
     """Stage 1 and the capped filling of :func:`hug_rates`, over the ports and the slots
-    (share ``scale · C^i`` each); fills ``rates`` and ``unit`` (stage 1) and returns the
-    final rates.
+    (share ``scale · C^i`` each); fills ``unit`` (the stage-1 rates are ``scale · unit``)
+    and returns the final rates.
 
-    One pass over the flows computes the stage-1 rates, the resources' residuals and each
-    slot's list of flows; a resource saturated at level 0 is filled first, at level 0, so
-    its flows keep their stage-1 rates, as in ``fill_levels``. A resource's free weight
+    One pass over the flows computes the unit rates, each slot's free weight and list of
+    flows; the residuals at level 0 follow from the weights (stage 1 puts ``scale`` times
+    them on every resource). A resource saturated at level 0 is filled first, at level 0,
+    so its flows keep their stage-1 rates, as in ``fill_levels``. A slot's free weight
     falls by subtraction as its flows freeze, which cancels badly when weights span orders
     of magnitude; ``fill_levels`` recomputes a resource's level from its flows before it
     fills, here the running sums are compensated instead (:func:`_two_sum`), so a filling
-    costs O(1) per flow and resource it touches."""
-    n = rates.shape[0]
+    costs O(1) per flow it freezes; a port's weight and residual are summed from its slots
+    (one per active coflow) when it is popped."""
+    n = unit.shape[0]
     m = cap.shape[0] // 2
     m2 = 2 * m
     nc = coef.shape[0]
@@ -186,46 +276,45 @@ def _slot_fill(
             start[x + 1] = start[x] + count0[(x - m2) // m2, link]
         else:
             start[x + 1] = 0
-    # every flow is listed in its two slots with its other slot (one row: one cache line),
-    # and keeps its level and weight side by side; a flow's level is -1 while it is free
-    ent = np.empty((start[nres], 2), dtype=np.int64)
+    # every flow is listed in its two slots with its other slot (a float: exact below 2^53)
+    # and its weight, one 16-byte row read in sequence when a slot fills. A flow freezes
+    # when the first of its slots fills (a port that fills fills its slots): it is free
+    # while its other slot is open, and its level is the smaller of its slots' `closing`
+    # levels, so no per-flow state is read or written during the filling
+    ent = np.empty((start[nres], 2))
     fillp = start[:-1].copy()
-    fa = np.empty((n, 2))
     dem = np.zeros(nres)  # free weight of each resource: dem + low
     low = np.zeros(nres)
     count = np.zeros(nres, dtype=np.int64)  # free flows of each resource
+    for x in range(m2, nres):
+        count[x] = start[x + 1] - start[x]
     for p in range(n):
         g = group[p]
         s = src[p]
         t = m + dst[p]
         u = rem[p] * min(coef[g, s], coef[g, t])
-        r = scale * u
         unit[p] = u
-        rates[p] = r
         base = m2 + g * m2
         a = base + s
         b = base + t
-        left[s] -= r
-        left[t] -= r
-        left[a] -= r
-        left[b] -= r
         ia = fillp[a]
         ib = fillp[b]
         fillp[a] = ia + 1
         fillp[b] = ib + 1
-        ent[ia, 0] = p
-        ent[ia, 1] = b
-        ent[ib, 0] = p
-        ent[ib, 1] = a
-        fa[p, 1] = u
+        ent[ia, 0] = b
+        ent[ia, 1] = u
+        ent[ib, 0] = a
+        ent[ib, 1] = u
         if u > 0.0:
-            fa[p, 0] = -1.0
             dem[a], low[a] = _two_sum(dem[a], low[a], u)
             dem[b], low[b] = _two_sum(dem[b], low[b], u)
-            count[a] += 1
-            count[b] += 1
-        else:
-            fa[p, 0] = 0.0
+        else:  # no weight: frozen at once
+            count[a] -= 1
+            count[b] -= 1
+    # stage 1 puts `scale` times its free weight on every resource (the rates of the
+    # flows without weight are 0): the residuals at level 0
+    for x in range(m2, nres):
+        left[x] -= scale * (dem[x] + low[x])
     pstart = np.zeros(m2 + 1, dtype=np.int64)  # the slots of each port with free flows
     for x in range(m2, nres):
         if count[x] > 0:
@@ -235,6 +324,7 @@ def _slot_fill(
             count[y] += count[x]
             pstart[y + 1] += 1
     for i in range(m2):
+        left[i] -= scale * (dem[i] + low[i])
         pstart[i + 1] += pstart[i]
     pslots = np.empty(pstart[m2], dtype=np.int64)
     pf = pstart[:-1].copy()
@@ -242,24 +332,44 @@ def _slot_fill(
         if count[x] > 0:
             pslots[pf[link_of[x]]] = x
             pf[link_of[x]] += 1
-    at = np.zeros(nres)  # level of each resource's last change (its residual's)
-    stamp = np.full(nres, -1, dtype=np.int64)  # last fill that touched the resource
+    left0 = left.copy()
+    at = np.zeros(nres)  # level of each slot's last change (its residual's)
+    stamp = np.full(nres, -1, dtype=np.int64)  # last fill that touched the slot
+    closing = np.full(nres, np.inf)  # the level at which each slot filled
     heap = [(np.inf, np.int64(0))]
     heap.pop()
     for x in range(nres):
         left[x] = max(left[x], 0.0)
+        left0[x] = left[x]
         if count[x] > 0:
             heap.append((0.0 if left[x] <= tol else left[x] / (dem[x] + low[x]), np.int64(x)))
     heapq.heapify(heap)
     # A resource's level only rises as its flows freeze (its free weight falls), so a queued
     # level is a lower bound: when popped, a resource is re-queued at its current level.
+    # A port's free weight and residual are not kept up to date flow by flow: a port's
+    # flows are its slots' flows, so when a port is popped they are summed from its slots
+    # (a few: one per active coflow), each slot's residual brought up to the level.
     level = 0.0
     pops = 0
     while heap:
         queued, x = heapq.heappop(heap)
-        if count[x] == 0:
-            continue
-        sat = at[x] if left[x] <= tol else at[x] + left[x] / (dem[x] + low[x])
+        if x >= m2:
+            if count[x] == 0:
+                continue
+            free_weight = dem[x] + low[x]
+            rest = left[x] - (level - at[x]) * free_weight
+        else:
+            free_weight = 0.0
+            used = 0.0
+            for q in range(pstart[x], pstart[x + 1]):
+                y = pslots[q]
+                wy = dem[y] + low[y] if count[y] > 0 else 0.0
+                free_weight += wy
+                used += left0[y] - max(left[y] - (level - at[y]) * wy, 0.0)
+            if free_weight <= 0.0:
+                continue
+            rest = left0[x] - used
+        sat = level if rest <= tol else level + rest / free_weight
         if sat > queued:
             heapq.heappush(heap, (sat, x))
             continue
@@ -267,93 +377,85 @@ def _slot_fill(
         if sat > level:
             level = sat
         # x fills: the free flows of its slots (x itself, or the slots on port x) freeze.
-        # Those slots end without free flows; a slot's port (when x is the slot) loses the
-        # slot's free weight at once; each flow's other slot and that slot's port lose the
-        # flow's weight (distinct resources for the flows of one slot: no chain of
-        # dependent updates). Written out: a kernel call per update costs more than it.
+        # Those slots end without free flows, their residuals brought to `level`; each
+        # flow's other slot loses the flow's weight (distinct slots for the flows of one
+        # slot: no chain of dependent updates).
         lo, hi = (x, x + 1) if x >= m2 else (pstart[x], pstart[x + 1])
         for q in range(lo, hi):
             y = x if x >= m2 else pslots[q]
             if count[y] == 0:
                 continue
-            for j in range(start[y] - 1, start[y + 1]):
-                if j < start[y]:  # the slot's port, all its free flows at once
-                    z = link_of[y]
-                    if z == x:
-                        continue
-                    w = dem[y]
-                    w_low = low[y]  # subtracted apart: rounding dem + low loses the point
-                    k = count[y]
-                else:  # the flow's other slot, then that slot's port
-                    f = ent[j, 0]
-                    if fa[f, 0] >= 0.0:
-                        continue
-                    fa[f, 0] = level
-                    z = ent[j, 1]
-                    w = fa[f, 1]
-                    w_low = 0.0
-                    k = 1
-                for zz in range(2 if j >= start[y] else 1):
-                    if zz == 1:
-                        z = link_of[z]
-                    if stamp[z] != pops:  # its residual up to `level` at its old weight
-                        stamp[z] = pops
-                        left[z] = max(left[z] - (level - at[z]) * (dem[z] + low[z]), 0.0)
-                        at[z] = level
-                    count[z] -= k
-                    if count[z] > 0:
-                        dem[z], low[z] = _two_sum(dem[z], low[z], -w)
-                        low[z] -= w_low
-                    else:
-                        dem[z] = 0.0
-                        low[z] = 0.0
+            closing[y] = level
+            left[y] = max(left[y] - (level - at[y]) * (dem[y] + low[y]), 0.0)
+            at[y] = level
+            dem[y] = 0.0
+            low[y] = 0.0
             count[y] = 0
-        count[x] = 0
+            for j in range(start[y], start[y + 1]):
+                z = np.int64(ent[j, 0])
+                w = ent[j, 1]
+                if closing[z] < np.inf or w <= 0.0:
+                    continue
+                if stamp[z] != pops:  # its residual up to `level` at its old weight
+                    stamp[z] = pops
+                    left[z] = max(left[z] - (level - at[z]) * (dem[z] + low[z]), 0.0)
+                    at[z] = level
+                count[z] -= 1
+                if count[z] > 0:
+                    dem[z], low[z] = _two_sum(dem[z], low[z], -w)
+                else:
+                    dem[z] = 0.0
+                    low[z] = 0.0
     out = np.empty(n)
     for p in range(n):
-        lv = fa[p, 0]
-        out[p] = rates[p] + unit[p] * lv if lv > 0.0 else rates[p]
+        base = m2 + group[p] * m2
+        lv = min(closing[base + src[p]], closing[base + m + dst[p]])
+        # stage 1, then the filling's share; a flow without weight keeps its stage-1 rate
+        # (its slots may never fill: lv = inf)
+        u = unit[p]
+        r = scale * u
+        out[p] = r + u * lv if lv > 0.0 and u > 0.0 else r
     return out
 
 
 @njit(cache=True)
-def _port_fill(rates, weight, uses, left, tol):  # pragma: no cover
-    """``fill_levels(rates, uses, weight, capacity, weight > 0, tol)`` on the ``2m`` ports
-    (``uses[f]``: flow ``f``'s ingress and egress port) with the same operations in the same
-    order (the same rates bit for bit), from ``left``, the residuals at level 0 (modified).
-    What differs is the layout: a flow's level, weight and rate side by side (one cache line
-    per flow visited in a resource's scan) and the passes before the sweep fused."""
-    n = rates.shape[0]
+def _pair_levels(weight, ends, left, tol):  # pragma: no cover
+    """The uncapped filling of :func:`hug_rates` on the port pairs: pair ``k`` (ports
+    ``ends[k]``) rises at ``weight[k]`` per unit of a common level until one of its ports is
+    full; ``left`` holds the ports' residuals at level 0 (modified). Returns each pair's
+    level (0: frozen at once, a port already full or no weight).
+
+    The order of ``fill_levels``: a port's running free weight only falls, so a queued
+    saturation level is a lower bound; when a port is popped, its free weight and residual
+    are recomputed from its pairs (at most ``m``: cheap) before it fills, so the running
+    sums' cancellations never decide a level."""
+    npairs = weight.shape[0]
     nres = left.shape[0]
-    rec = np.empty((n, 3))  # per flow: level it froze at (-1: free), weight, rate
+    level = np.zeros(npairs)
+    free = np.zeros(npairs, dtype=np.bool_)
     demand = np.zeros(nres)
     count = np.zeros(nres, dtype=np.int64)
-    start = np.zeros(nres + 1, dtype=np.int64)  # free flows of each port: CSR
-    for f in range(n):
-        w = weight[f]
-        s = uses[f, 0]
-        t = uses[f, 1]
-        rec[f, 1] = w
-        rec[f, 2] = rates[f]
-        if w > 0.0 and left[s] > tol and left[t] > tol:
-            rec[f, 0] = -1.0
-            demand[s] += w
-            demand[t] += w
+    start = np.zeros(nres + 1, dtype=np.int64)  # free pairs of each port: CSR
+    for k in range(npairs):
+        s = ends[k, 0]
+        t = ends[k, 1]
+        if weight[k] > 0.0 and left[s] > tol and left[t] > tol:
+            free[k] = True
+            demand[s] += weight[k]
+            demand[t] += weight[k]
             count[s] += 1
             count[t] += 1
             start[s + 1] += 1
             start[t + 1] += 1
-        else:
-            rec[f, 0] = 0.0
     for x in range(nres):
         start[x + 1] += start[x]
     members = np.empty(start[nres], dtype=np.int64)
     fillp = start[:-1].copy()
-    for f in range(n):
-        if rec[f, 0] < 0.0:
+    for k in range(npairs):
+        if free[k]:
             for j in range(2):
-                x = uses[f, j]
-                members[fillp[x]] = f
+                x = ends[k, j]
+                members[fillp[x]] = k
                 fillp[x] += 1
     left0 = left.copy()
     at = np.zeros(nres)
@@ -364,9 +466,9 @@ def _port_fill(rates, weight, uses, left, tol):  # pragma: no cover
         if count[x] > 0:
             heap.append((left[x] / demand[x], np.int64(x)))
     heapq.heapify(heap)
-    level = 0.0
+    current = 0.0
     pops = 0
-    while heap:  # fill_levels' sweep, step for step
+    while heap:
         queued, x = heapq.heappop(heap)
         if count[x] == 0:
             continue
@@ -377,37 +479,37 @@ def _port_fill(rates, weight, uses, left, tol):  # pragma: no cover
         free_weight = 0.0
         held = left0[x]
         for i in range(start[x], start[x + 1]):
-            f = members[i]
-            if rec[f, 0] < 0.0:
-                free_weight += rec[f, 1]
+            k = members[i]
+            if free[k]:
+                free_weight += weight[k]
             else:
-                held -= rec[f, 1] * rec[f, 0]
-        exact = level if held - free_weight * level <= tol else held / free_weight
+                held -= weight[k] * level[k]
+        exact = current if held - free_weight * current <= tol else held / free_weight
         if exact > queued:
-            at[x] = level
+            at[x] = current
             demand[x] = free_weight
-            left[x] = max(held - free_weight * level, 0.0)
+            left[x] = max(held - free_weight * current, 0.0)
             heapq.heappush(heap, (exact, x))
             continue
         pops += 1
-        if exact > level:
-            level = exact
+        if exact > current:
+            current = exact
         for i in range(start[x], start[x + 1]):
-            f = members[i]
-            if rec[f, 0] >= 0.0:
+            k = members[i]
+            if not free[k]:
                 continue
-            rec[f, 0] = level
-            w = rec[f, 1]
-            rec[f, 2] += w * level
+            free[k] = False
+            level[k] = current
+            w = weight[k]
             for j in range(2):
-                y = uses[f, j]
-                if stamp[y] != pops:
+                y = ends[k, j]
+                if stamp[y] != pops:  # its residual up to `current` at its old demand
                     stamp[y] = pops
-                    left[y] = max(left[y] - (level - at[y]) * demand[y], 0.0)
-                    at[y] = level
+                    left[y] = max(left[y] - (current - at[y]) * demand[y], 0.0)
+                    at[y] = current
                 count[y] -= 1
                 demand[y] = demand[y] - w if count[y] > 0 else 0.0
-    return rec[:, 2].copy()
+    return level
 
 
 @njit(cache=True)

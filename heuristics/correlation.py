@@ -126,12 +126,17 @@ def active_coflows(
     ``reports`` maps a coflow index to the ``2m``-vector it reports in place of its true
     correlation vector (see :func:`check_reports`). With ``grouping`` (built once per run in
     a policy's ``reset``) the grouping and the loads are one compiled pass over the active
-    flows, with the same sums in the same order (the same ``Active`` bit for bit).
+    flows, with the same sums in the same order, and Γ and d are compiled too, with the same
+    operations (the same ``Active`` bit for bit).
     """
     cap = np.concatenate([cap_in, cap_out]).astype(float)
     if grouping is not None:
+        from ._hug_jit import correlate  # numba loads on first use only
+
         ids, group, src, dst, rem, load, _ = grouping.group(state)
-        return _correlate(ids, group, src, dst, rem, cap, load, reports)
+        gamma, d = correlate(load, cap)
+        _apply_reports(ids, load, d, reports)
+        return Active(ids, group, src, dst, rem, cap, load, gamma, d)
     m = len(cap_in)
     coflow = np.asarray(state.coflow, dtype=np.int64)
     ids, group = np.unique(coflow, return_inverse=True)
@@ -158,14 +163,23 @@ def _correlate(
     load: FloatArray,
     reports: Mapping[int, FloatArray] | None,
 ) -> Active:
-    """Γ and d from the loads ``(nc, 2m)`` (both paths of :func:`active_coflows`)."""
-    m = len(cap) // 2
+    """Γ and d from the loads ``(nc, 2m)`` (the reference path of :func:`active_coflows`;
+    :func:`._hug_jit.correlate` is the compiled one)."""
     nc = len(ids)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_cap = np.where(cap > 0, load / cap, np.where(load > 0, np.inf, 0.0))
     gamma = per_cap.max(axis=1) if nc else np.zeros(0)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.where(gamma[:, None] > 0, per_cap / gamma[:, None], 0.0)
+    _apply_reports(ids, load, d, reports)
+    return Active(ids, group, src, dst, rem, cap, load, gamma, d)
+
+
+def _apply_reports(
+    ids: IntArray, load: FloatArray, d: FloatArray, reports: Mapping[int, FloatArray] | None
+) -> None:
+    """Replaces in ``d`` the vector of every active coflow that reports one."""
+    m = d.shape[1] // 2
     if reports:
         for pos, k in enumerate(ids.tolist()):
             if k in reports:
@@ -180,12 +194,19 @@ def _correlate(
                         f"reported[{k}]: must be positive on every link the coflow still uses"
                     )
                 d[pos] = vec
-    return Active(ids, group, src, dst, rem, cap, load, gamma, d)
 
 
 class Grouping:
-    """What the compiled :func:`active_coflows` keeps for a run: every flow's coflow and
-    ports (from the policy's ``InstanceView``) and a scratch array per coflow.
+    """What the compiled :func:`active_coflows` keeps for a run: every flow's coflow, ports
+    and size (from the policy's ``InstanceView``, which must be clairvoyant) and scratch
+    arrays reused at every event (per coflow, per coflow and link, per port pair).
+    ``counts``: also count the active flows of each coflow on each link (HUG's capped
+    filling needs them).
+
+    Raises
+    ------
+    ValueError
+        When the view has no flow sizes (a non-clairvoyant view).
 
     Examples
     --------
@@ -195,27 +216,43 @@ class Grouping:
     [0, 0, 1, 1]
     """
 
-    def __init__(self, view: InstanceView) -> None:
+    SCRATCH_ROWS = 256
+    """Coflows active at once that the one-pass grouping handles (more: two passes)."""
+
+    def __init__(self, view: InstanceView, counts: bool = True) -> None:
+        if view.flow_size is None:
+            raise ValueError("Grouping needs a clairvoyant view (flow sizes)")
         self.coflow = np.ascontiguousarray(view.flow_coflow, dtype=np.int64)
         self.src = np.ascontiguousarray(view.flow_src, dtype=np.int64)
         self.dst = np.ascontiguousarray(view.flow_dst, dtype=np.int64)
-        self.m = int(view.num_ports)
-        self.pos = np.full(int(view.num_coflows), -1, dtype=np.int64)
+        self.size = np.ascontiguousarray(view.flow_size, dtype=np.float64)
+        self.m = m = int(view.num_ports)
+        num_coflows = int(view.num_coflows)
+        self.pos = np.full(num_coflows, -1, dtype=np.int64)
+        rows = min(num_coflows, self.SCRATCH_ROWS)
+        self.load_rows = np.zeros((rows, 2 * m))
+        self.count_rows = np.zeros((rows, 2 * m), dtype=np.int64)
+        self.pair = np.full(m * m, -1, dtype=np.int64)  # scratch of hug_rates
+        self.counts = bool(counts)
+        self.count: IntArray = np.zeros((0, 2 * m), dtype=np.int64)
 
     def group(
         self, state: ClairvoyantState
     ) -> tuple[IntArray, IntArray, IntArray, IntArray, FloatArray, FloatArray, IntArray]:
         """``ids, group, src, dst, remaining (>= 0), load (nc, 2m), count (nc, 2m)`` of the
-        active flows; the counts (active flows per coflow and link) are also kept in
-        ``self.count``."""
+        active flows; the counts (active flows per coflow and link; all 0 unless built with
+        ``counts=True``) are also kept in ``self.count``. The remaining bytes are the
+        run's sizes minus ``state.sent``, the operation of ``state.remaining`` (the same
+        bytes, without its gathers)."""
         from ._hug_jit import group_loads  # numba loads on first use only
 
         out = group_loads(
             np.ascontiguousarray(state.flows, dtype=np.int64),
-            np.ascontiguousarray(state.remaining, dtype=np.float64),
-            self.coflow, self.src, self.dst, self.m, self.pos,
+            np.ascontiguousarray(state.sent, dtype=np.float64),
+            self.size, self.coflow, self.src, self.dst, self.m, self.pos,
+            self.load_rows, self.count_rows, self.counts,
         )  # fmt: skip
-        self.count: IntArray = out[6]
+        self.count = out[6]
         return out
 
 

@@ -55,11 +55,10 @@ class HUG:
         ports, then egress ports) it reports instead of its true correlation vector.
     fast
         ``True`` (default): the decision is compiled (:mod:`._hug_jit`): the grouping and
-        ``P*`` are the reference's bit for bit; capped, the stage-1 rates and the filling
-        (by slot, one coflow on one link) give the reference's rates to roundings (within
-        1e-12 of the largest capacity, tests/heuristics/test_correlation_fast.py);
-        uncapped, the rates are the reference's bit for bit. ``False``: the NumPy
-        reference.
+        ``P*`` are the reference's bit for bit; the stage-1 rates and the filling (capped:
+        by slot, one coflow on one link; uncapped: by port pair) give the reference's
+        rates to roundings (within 1e-12 of the largest capacity,
+        tests/heuristics/test_correlation_fast.py). ``False``: the NumPy reference.
 
     Examples
     --------
@@ -98,7 +97,7 @@ class HUG:
         self.cap_in = np.asarray(view.cap_in, dtype=float)
         self.cap_out = np.asarray(view.cap_out, dtype=float)
         self.p_star = float("nan")
-        self.grouping = Grouping(view) if self.fast else None
+        self.grouping = Grouping(view, counts=not self.cooperative) if self.fast else None
 
     def decide(self, state: ObservedState) -> Decision:
         assert isinstance(state, ClairvoyantState)
@@ -112,7 +111,7 @@ class HUG:
             assert self.grouping is not None
             rates, _ = hug_rates(
                 a.group, a.src, a.dst, a.remaining, a.load, self.grouping.count, a.d, a.cap,
-                p_star, not self.cooperative, tol,
+                p_star, not self.cooperative, tol, self.grouping.pair,
             )  # fmt: skip
             return Decision(rates=rates)
         unit = unit_rates(a)
