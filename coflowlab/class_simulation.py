@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from .instance import Instance
 
-__all__ = ["ClassEngine", "ClassRun", "class_engine_of"]
+__all__ = ["ClassEngine", "ClassRun", "RecordBuffer", "class_engine_of"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -78,6 +78,52 @@ class ClassEngine(Protocol):
         """Replays the instance, calling ``sink(time, cls, speed)`` with chunks of whole time
         groups in time order."""
         ...
+
+
+class RecordBuffer:
+    """The class records a compiled loop writes, handed to a sink in whole time groups.
+
+    A class engine's kernel writes records into ``t``, ``c``, ``r`` from ``pos`` on and
+    returns when fewer than ``room`` places are left (the most one event writes) or when it
+    pauses; :meth:`hand_over` then passes the finished time groups on, keeps the last one if
+    the next event may add to it (the verifiers refuse a time group split across chunks),
+    and makes room again.
+    """
+
+    def __init__(self, size: int, room: int) -> None:
+        n = max(int(size), int(room), 1)
+        self.room = int(room)
+        self.t: FloatArray = np.empty(n)
+        self.c: IntArray = np.empty(n, dtype=np.int64)
+        self.r: FloatArray = np.empty(n)
+        self.pos = 0
+
+    def hand_over(self, sink: Sink, now: float) -> None:
+        """Passes every time group before ``now`` (and the one at ``now`` if it is over) to
+        ``sink``, moves the rest to the front and grows the arrays if ``room`` more records
+        would not fit."""
+        t, c, r, pos = self.t, self.c, self.r, self.pos
+        cut = pos
+        if pos and now <= t[pos - 1]:
+            cut = int(np.searchsorted(t[:pos], t[pos - 1], side="left"))
+        if cut:
+            sink(t[:cut], c[:cut], r[:cut])
+            rest = pos - cut
+            t[:rest] = t[cut:pos]
+            c[:rest] = c[cut:pos]
+            r[:rest] = r[cut:pos]
+            self.pos = rest
+        if self.pos + self.room > len(t):  # one time group fills the buffer: grow it
+            grow = len(t)
+            self.t = np.concatenate((t, np.empty(grow)))
+            self.c = np.concatenate((c, np.empty(grow, dtype=np.int64)))
+            self.r = np.concatenate((r, np.empty(grow)))
+
+    def finish(self, sink: Sink) -> None:
+        """Passes what is left (the run is over)."""
+        if self.pos:
+            sink(self.t[: self.pos], self.c[: self.pos], self.r[: self.pos])
+            self.pos = 0
 
 
 def class_engine_of(

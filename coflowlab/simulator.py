@@ -403,7 +403,7 @@ def simulate(
         are the simulator's rates, checked by the verifier when verification is on.
     engine
         ``"auto"`` (default): the policy's compiled rate-class engine when it has one (per-flow
-        fair sharing) and nothing needs per-flow records (``record=False``, no ``fairness``,
+        fair sharing, per-flow priority) and nothing needs per-flow records (``record=False``, no ``fairness``,
         labels not hidden, no coflow dependencies), else the per-flow event loop.
         ``"flows"``: always the per-flow event loop (the reference). ``"classes"``: the class
         engine, or :class:`SimulationError` saying why it cannot run. Both give the same

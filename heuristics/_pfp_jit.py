@@ -473,12 +473,34 @@ def step(
 # of pair pr (one ingress, one egress) are parr[poff[pr] : poff[pr] + pcnt[pr]], latest
 # rank first, so the pair's head (its best-ranked flow, the only one the greedy can
 # serve) is the last entry; the pairs at port p are plist[ptr[p] : ptr[p + 1]].
+#
+# The heads are cached by slot of plist (phead, phkey), so that the loops over a port's
+# pairs (scan, pred_query) read two contiguous arrays rather than one scattered entry per
+# pair. Each pair has two slots: its ingress slot, which is pr itself (the ingress part
+# of plist is 0..npairs-1), and its egress slot pepos[pr]; both are written at every
+# change. An empty pair's cached key is +inf, so a key comparison alone skips it.
+# pother[k] is the other port of the pair in slot k (a constant). pkey[i] is the key of
+# flow parr[i], kept next to the pair lists so that their searches read one contiguous
+# array and the flows' tie-break columns only on equal keys. phkey2 caches, at both
+# slots, the key of the pair's second entry (the one ranked just after the head; +inf if
+# none): the flow just ahead of a holder is most often the head of its pair, which that
+# key shows without reading the pair list.
 
 
 @njit(cache=True, inline="always")
 def ahead(a, b, key, tb1, tb2, tb3):  # pragma: no cover - numba
     # flow a ranks before flow b
     return before(key[a], a, key[b], b, tb1, tb2, tb3)
+
+
+@njit(cache=True)
+def tie_before(a, b, tb1, tb2, tb3):  # pragma: no cover - numba
+    # flow a ranks before flow b, given that their keys are equal (before's tie-break)
+    if tb1[a] != tb1[b]:
+        return tb1[a] < tb1[b]
+    if tb2[a] != tb2[b]:
+        return tb2[a] < tb2[b]
+    return tb3[a] < tb3[b]
 
 
 @njit(cache=True, inline="always")
@@ -490,37 +512,52 @@ def pair_head(pr, poff, pcnt, parr):  # pragma: no cover - numba
 
 
 @njit(cache=True, inline="always")
-def head_cached(pr, poff, pcnt, parr, key, phead, phkey):  # pragma: no cover - numba
-    # refreshes the pair's cached head and its key (phead, phkey: by pair, a small array
-    # that stays in cache, where the head's own entries are scattered over the flows)
+def head_cached(pr, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos):  # pragma: no cover
+    # refreshes the pair's cached head, its key and the second entry's key at both its
+    # slots (small arrays that stay in cache, where the flows' entries are scattered)
     h = pair_head(pr, poff, pcnt, parr)
+    e = pepos[pr]
     phead[pr] = h
-    if h >= 0:
-        phkey[pr] = key[h]
+    phead[e] = h
+    hk = key[h] if h >= 0 else np.inf
+    phkey[pr] = hk
+    phkey[e] = hk
+    n = pcnt[pr]
+    k2 = pkey[poff[pr] + n - 2] if n >= 2 else np.inf
+    phkey2[pr] = k2
+    phkey2[e] = k2
 
 
 @njit(cache=True)
-def pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3, phead, phkey):  # pragma: no cover
+def pair_insert(
+    pr, f, poff, pcnt, parr, pkey, key, tb1, tb2, tb3, phead, phkey, phkey2, pepos
+):  # pragma: no cover - numba
     # inserts f into its pair's list; returns whether it is the new head
     base = poff[pr]
     n = pcnt[pr]
+    kf = key[f]
     lo, hi = 0, n
-    while lo < hi:  # first entry ranked before f
+    while lo < hi:  # first entry ranked before f (before() on the stored key)
         mid = (lo + hi) // 2
-        if ahead(parr[base + mid], f, key, tb1, tb2, tb3):
+        km = pkey[base + mid]
+        if km < kf or (km == kf and tie_before(parr[base + mid], f, tb1, tb2, tb3)):
             hi = mid
         else:
             lo = mid + 1
     for j in range(base + n, base + lo, -1):
         parr[j] = parr[j - 1]
+        pkey[j] = pkey[j - 1]
     parr[base + lo] = f
+    pkey[base + lo] = kf
     pcnt[pr] = n + 1
-    head_cached(pr, poff, pcnt, parr, key, phead, phkey)
+    head_cached(pr, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos)
     return lo == n
 
 
 @njit(cache=True)
-def pair_remove(pr, f, poff, pcnt, parr, key, phead, phkey):  # pragma: no cover - numba
+def pair_remove(
+    pr, f, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos
+):  # pragma: no cover - numba
     # removes f (usually the head, so searched from the end)
     base = poff[pr]
     n = pcnt[pr]
@@ -529,34 +566,42 @@ def pair_remove(pr, f, poff, pcnt, parr, key, phead, phkey):  # pragma: no cover
         j -= 1
     for r in range(j, base + n - 1):
         parr[r] = parr[r + 1]
+        pkey[r] = pkey[r + 1]
     pcnt[pr] = n - 1
-    head_cached(pr, poff, pcnt, parr, key, phead, phkey)
+    head_cached(pr, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos)
 
 
 @njit(cache=True)
-def scan(
-    p, frm, m_in, ptr, plist, phead, phkey, src, dst, hold, key, tb1, tb2, tb3
-):  # pragma: no cover - numba
+def scan(p, frm, ptr, phead, phkey, pother, hold, key, tb1, tb2, tb3):  # pragma: no cover
     # the best-ranked pair head at the free port p, ranked after frm (-1: anywhere), whose
     # other port is not held by a flow ranked ahead of it; -1 if none. Heads whose other
     # port is held ahead of them stay blocked whatever happens at p, so they are skipped
     # here rather than one by one in the sweep. The heads and their keys come from the
-    # per-pair cache: a port has about as many pairs as there are ports, and reading each
-    # head's key from the flows' arrays would cost a cache miss per pair.
+    # slot cache: a port has about as many pairs as there are ports, and reading each
+    # head's key from the flows' arrays would cost a cache miss per pair. The key
+    # comparisons come first (plain floats, +inf for an empty pair); the tie-break columns
+    # are read only on equal keys, so every test has the outcome of before()'s.
     best = -1
-    bk = 0.0
-    fk = key[frm] if frm >= 0 else 0.0
+    bk = np.inf
+    fk = key[frm] if frm >= 0 else -np.inf
     for k in range(ptr[p], ptr[p + 1]):
-        pr = plist[k]
-        h = phead[pr]
+        hk = phkey[k]
+        # after frm: hk > fk, or equal and tied after it
+        if hk < fk:
+            continue
+        if best >= 0:  # before best: hk < bk, or equal and tied before it
+            if hk > bk:
+                continue
+        elif not hk < np.inf:
+            continue  # empty pair (a head's key is finite)
+        h = phead[k]
         if h < 0:
             continue
-        hk = phkey[pr]
-        if best >= 0 and not before(hk, h, bk, best, tb1, tb2, tb3):
+        if frm >= 0 and hk == fk and not tie_before(frm, h, tb1, tb2, tb3):
             continue
-        if frm >= 0 and not before(fk, frm, hk, h, tb1, tb2, tb3):
+        if best >= 0 and hk == bk and not tie_before(h, best, tb1, tb2, tb3):
             continue
-        o = hold[m_in + dst[h]] if p < m_in else hold[src[h]]
+        o = hold[pother[k]]
         if o >= 0 and o != h and before(key[o], o, hk, h, tb1, tb2, tb3):
             continue
         best = h
@@ -566,74 +611,108 @@ def scan(
 
 @njit(cache=True)
 def pred_query(
-    p, b, ptr, plist, pair_of, poff, pcnt, parr, phead, phkey, key, tb1, tb2, tb3
+    p, b, ptr, plist, pair_of, poff, pcnt, parr, pkey, phead, phkey, phkey2, key, tb1, tb2, tb3
 ):  # pragma: no cover - numba
     # the flow ranked just before b among all active flows at port p: over the pairs at
     # p, the latest-ranked flow ranked before b (b's own pair has none: b is its head);
-    # a pair whose (cached) head ranks after b has none either
+    # a pair whose (cached) head ranks after b has none either. The filter reads the
+    # contiguous slot cache; when the pair's second entry ranks after b (its cached key
+    # is above b's) the answer is the head, else the list is walked back from the head
+    # (the flows ranked before b are a suffix of it, usually one or two entries). A key
+    # decides unless it equals the other, and only then are the tie-break columns read
+    # (before()'s outcome, exactly).
     best = -1
+    bk = 0.0
     kb = key[b]
     pb = pair_of[b]
     for k in range(ptr[p], ptr[p + 1]):
-        pr = plist[k]
-        h = phead[pr]
-        if h < 0 or pr == pb or not before(phkey[pr], h, kb, b, tb1, tb2, tb3):
+        hk = phkey[k]
+        if not hk <= kb:
             continue
-        n = pcnt[pr]
-        base = poff[pr]
-        lo, hi = 0, n - 1
-        while lo < hi:  # first entry ranked before b
-            mid = (lo + hi) // 2
-            if ahead(parr[base + mid], b, key, tb1, tb2, tb3):
-                hi = mid
-            else:
-                lo = mid + 1
-        a = parr[base + lo]
-        if best < 0 or ahead(best, a, key, tb1, tb2, tb3):
-            best = a
+        h = phead[k]
+        if h < 0 or (hk == kb and not tie_before(h, b, tb1, tb2, tb3)):
+            continue
+        pr = plist[k]
+        if pr == pb:
+            continue
+        if phkey2[k] > kb:  # the second entry (if any) ranks after b
+            a = h
+            ka = hk
+        else:
+            base = poff[pr]
+            i = base + pcnt[pr] - 1  # the head, ranked before b
+            while i > base:
+                km = pkey[i - 1]
+                if km < kb or (km == kb and tie_before(parr[i - 1], b, tb1, tb2, tb3)):
+                    i -= 1
+                else:
+                    break
+            a = parr[i]
+            ka = pkey[i]
+        if best >= 0 and (ka < bk or (ka == bk and not tie_before(best, a, tb1, tb2, tb3))):
+            continue  # best ranks after a
+        best = a
+        bk = ka
     return best
 
 
 @njit(cache=True)
-def heap_push(hp, nh, e, nv, key, tb1, tb2, tb3):  # pragma: no cover - numba
-    # binary min-heap of entries e = flow·nv + via, in the flows' rank order; returns
-    # the (possibly grown) array
+def heap_push(hp, hpk, nh, e, nv, key, tb1, tb2, tb3):  # pragma: no cover - numba
+    # binary min-heap of entries e = flow·nv + via, in the flows' rank order, with each
+    # entry's key alongside (hpk), so that a comparison reads the flows only on equal
+    # keys; returns the (possibly grown) arrays. The stored key is the flow's key while
+    # the heap is in use: only the holders are re-keyed (step 2 of match_step), and the
+    # flows pushed before that are new pair heads, which hold nothing.
     if nh >= hp.shape[0]:
         grown = np.empty(2 * hp.shape[0], dtype=np.int64)
         grown[:nh] = hp[:nh]
         hp = grown
+        grownk = np.empty(2 * hpk.shape[0])
+        grownk[:nh] = hpk[:nh]
+        hpk = grownk
     f = e // nv
+    kf = key[f]
     i = nh
     while i > 0:
         up = (i - 1) // 2
-        if not ahead(f, hp[up] // nv, key, tb1, tb2, tb3):
+        ku = hpk[up]
+        # f ranks before the entry above (before() on the stored keys)
+        if not (kf < ku or (kf == ku and tie_before(f, hp[up] // nv, tb1, tb2, tb3))):
             break
         hp[i] = hp[up]
+        hpk[i] = ku
         i = up
     hp[i] = e
-    return hp
+    hpk[i] = kf
+    return hp, hpk
 
 
 @njit(cache=True)
-def heap_pop(hp, nh, nv, key, tb1, tb2, tb3):  # pragma: no cover - numba
+def heap_pop(hp, hpk, nh, nv, tb1, tb2, tb3):  # pragma: no cover - numba
     # removes and returns the entry of the best-ranked flow (nh: size before the pop)
     top = hp[0]
     last = hp[nh - 1]
-    lf = last // nv
+    lk = hpk[nh - 1]
     n = nh - 1
     i = 0
     while True:
         c = 2 * i + 1
         if c >= n:
             break
-        if c + 1 < n and ahead(hp[c + 1] // nv, hp[c] // nv, key, tb1, tb2, tb3):
-            c += 1
-        if not ahead(hp[c] // nv, lf, key, tb1, tb2, tb3):
+        if c + 1 < n:
+            k1 = hpk[c + 1]
+            k0 = hpk[c]
+            if k1 < k0 or (k1 == k0 and tie_before(hp[c + 1] // nv, hp[c] // nv, tb1, tb2, tb3)):
+                c += 1
+        kc = hpk[c]
+        if not (kc < lk or (kc == lk and tie_before(hp[c] // nv, last // nv, tb1, tb2, tb3))):
             break
         hp[i] = hp[c]
+        hpk[i] = kc
         i = c
     if n > 0:
         hp[i] = last
+        hpk[i] = lk
     return top
 
 
@@ -690,6 +769,10 @@ def match_step(
     mark,
     phead,
     phkey,
+    pepos,
+    pother,
+    pkey,
+    phkey2,
 ):  # pragma: no cover - numba
     # One event with every port capacity equal to cap. The greedy then gives cap to a
     # flow whose two ports are free and 0 otherwise: a greedy matching in rank order,
@@ -700,6 +783,7 @@ def match_step(
     m = hold.shape[0]
     nv = m + 1  # heap entries: flow·nv + 1 + the free port whose scan found it (0: none)
     hp = np.empty(64, dtype=np.int64)
+    hpk = np.empty(64)  # the keys of the heap's entries
     nh = 0
     touched = np.empty(64, dtype=np.int64)  # flows whose holding may have changed
     nt = 0
@@ -713,7 +797,7 @@ def match_step(
             continue
         pr = pair_of[f]
         was_head = phead[pr] == f
-        pair_remove(pr, f, poff, pcnt, parr, key, phead, phkey)
+        pair_remove(pr, f, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos)
         for p in (src[f], m_in + dst[f]):
             if hold[p] == f:
                 hold[p] = -1
@@ -726,7 +810,7 @@ def match_step(
         rate[f] = 0.0
         if was_head and pcnt[pr] > 0:
             g = phead[pr]
-            hp = heap_push(hp, nh, g * nv, nv, key, tb1, tb2, tb3)
+            hp, hpk = heap_push(hp, hpk, nh, g * nv, nv, key, tb1, tb2, tb3)
             nh += 1
     # 2. the sending flows (the holders) are re-keyed: they move up the ranking, which
     # keeps the matching, but may pass the flow just ahead of them
@@ -736,8 +820,22 @@ def match_step(
             continue
         rem[f] = size[f] - (base_sent[f] + rate[f] * (t - base_t[f]))
         key[f] = rem[f] - rate[f] * tau
-        if phead[pair_of[f]] == f:  # (a holder is its pair's head)
-            phkey[pair_of[f]] = key[f]
+        pr = pair_of[f]
+        # its entry in the pair list: the last one (a holder is its pair's head, which the
+        # slot cache tells without reading the list), else searched for
+        last = poff[pr] + pcnt[pr] - 1
+        if phead[pr] == f:
+            pkey[last] = key[f]
+            phkey[pr] = key[f]
+            phkey[pepos[pr]] = key[f]
+        else:
+            j = last
+            while parr[j] != f:
+                j -= 1
+            pkey[j] = key[f]
+            if j == last - 1:
+                phkey2[pr] = key[f]
+                phkey2[pepos[pr]] = key[f]
         if exact:
             for q in (p, m_in + dst[f]):
                 a = pred[q]
@@ -754,7 +852,9 @@ def match_step(
         key[f] = rem[f] - rate[f] * tau
         pr = pair_of[f]
         old = phead[pr]
-        if pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3, phead, phkey):
+        if pair_insert(
+            pr, f, poff, pcnt, parr, pkey, key, tb1, tb2, tb3, phead, phkey, phkey2, pepos
+        ):
             if old >= 0 and hold[src[f]] == old:
                 hold[src[f]] = -1
                 hold[m_in + dst[f]] = -1
@@ -764,20 +864,22 @@ def match_step(
                 nt += 1
                 # found at both (now free) ports: if something ahead takes one, the
                 # other passes on
-                hp = heap_push(hp, nh, f * nv + 1 + src[f], nv, key, tb1, tb2, tb3)
-                hp = heap_push(hp, nh + 1, f * nv + 1 + m_in + dst[f], nv, key, tb1, tb2, tb3)
+                hp, hpk = heap_push(hp, hpk, nh, f * nv + 1 + src[f], nv, key, tb1, tb2, tb3)
+                hp, hpk = heap_push(
+                    hp, hpk, nh + 1, f * nv + 1 + m_in + dst[f], nv, key, tb1, tb2, tb3
+                )
                 nh += 2
             else:
-                hp = heap_push(hp, nh, f * nv, nv, key, tb1, tb2, tb3)
+                hp, hpk = heap_push(hp, hpk, nh, f * nv, nv, key, tb1, tb2, tb3)
                 nh += 1
         if exact:
             pred_insert(src[f], f, hold, pred, key, tb1, tb2, tb3)
             pred_insert(m_in + dst[f], f, hold, pred, key, tb1, tb2, tb3)
     for w in range(nfr):
         p = freed[w]
-        g = scan(p, -1, m_in, ptr, plist, phead, phkey, src, dst, hold, key, tb1, tb2, tb3)
+        g = scan(p, -1, ptr, phead, phkey, pother, hold, key, tb1, tb2, tb3)
         if g >= 0:
-            hp = heap_push(hp, nh, g * nv + 1 + p, nv, key, tb1, tb2, tb3)
+            hp, hpk = heap_push(hp, hpk, nh, g * nv + 1 + p, nv, key, tb1, tb2, tb3)
             nh += 1
     # 4. the repair sweep, in rank order. Every entry pushed ranks after the one being
     # considered, so the holders ranked ahead of it are final. A head whose ports are not
@@ -786,7 +888,7 @@ def match_step(
     # found at a port that is still free passes the port on to the next candidate.
     last = -1
     while nh > 0:
-        e = heap_pop(hp, nh, nv, key, tb1, tb2, tb3)
+        e = heap_pop(hp, hpk, nh, nv, tb1, tb2, tb3)
         nh -= 1
         if e == last:
             continue
@@ -805,24 +907,9 @@ def match_step(
             hd >= 0 and ahead(hd, h, key, tb1, tb2, tb3)
         ):
             if via >= 0 and hold[via] < 0:
-                g = scan(
-                    via,
-                    h,
-                    m_in,
-                    ptr,
-                    plist,
-                    phead,
-                    phkey,
-                    src,
-                    dst,
-                    hold,
-                    key,
-                    tb1,
-                    tb2,
-                    tb3,
-                )
+                g = scan(via, h, ptr, phead, phkey, pother, hold, key, tb1, tb2, tb3)
                 if g >= 0:
-                    hp = heap_push(hp, nh, g * nv + 1 + via, nv, key, tb1, tb2, tb3)
+                    hp, hpk = heap_push(hp, hpk, nh, g * nv + 1 + via, nv, key, tb1, tb2, tb3)
                     nh += 1
             continue
         hold[ps] = h
@@ -842,9 +929,9 @@ def match_step(
             nd = mark_port(q, dirty, dl, nd)
             touched[nt] = g
             nt += 1
-            g2 = scan(q, g, m_in, ptr, plist, phead, phkey, src, dst, hold, key, tb1, tb2, tb3)
+            g2 = scan(q, g, ptr, phead, phkey, pother, hold, key, tb1, tb2, tb3)
             if g2 >= 0:
-                hp = heap_push(hp, nh, g2 * nv + 1 + q, nv, key, tb1, tb2, tb3)
+                hp, hpk = heap_push(hp, hpk, nh, g2 * nv + 1 + q, nv, key, tb1, tb2, tb3)
                 nh += 1
     # 5. the next overtaking, from the flow just ahead of each holder at its two
     # (saturated) ports in this event's ranking, recomputed only where it may have changed
@@ -856,7 +943,22 @@ def match_step(
             pred[p] = -1
             if b >= 0:
                 pred[p] = pred_query(
-                    p, b, ptr, plist, pair_of, poff, pcnt, parr, phead, phkey, key, tb1, tb2, tb3
+                    p,
+                    b,
+                    ptr,
+                    plist,
+                    pair_of,
+                    poff,
+                    pcnt,
+                    parr,
+                    pkey,
+                    phead,
+                    phkey,
+                    phkey2,
+                    key,
+                    tb1,
+                    tb2,
+                    tb3,
                 )
         for p in range(m_in):
             b = hold[p]
@@ -894,8 +996,10 @@ def match_step(
             rem[f] = size[f] - (base_sent[f] + rate[f] * (t - base_t[f]))
             key[f] = rem[f] - rate[f] * tau
             pr = pair_of[f]
-            pair_remove(pr, f, poff, pcnt, parr, key, phead, phkey)
-            pair_insert(pr, f, poff, pcnt, parr, key, tb1, tb2, tb3, phead, phkey)
+            pair_remove(pr, f, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos)
+            pair_insert(
+                pr, f, poff, pcnt, parr, pkey, key, tb1, tb2, tb3, phead, phkey, phkey2, pepos
+            )
             if exact:
                 # its key moved back a little: it may leave or join the place just ahead
                 # of a holder
@@ -911,8 +1015,10 @@ def match_step(
                             poff,
                             pcnt,
                             parr,
+                            pkey,
                             phead,
                             phkey,
+                            phkey2,
                             key,
                             tb1,
                             tb2,
@@ -925,5 +1031,7 @@ def match_step(
         nout += 1
     for w in range(nt):
         mark[touched[w]] = False
+    if nout <= 1:  # nothing to sort (most events, the wake-ups, change no rate)
+        return out_f[:nout], out_r[:nout], soonest
     o = np.argsort(out_f[:nout])
     return out_f[:nout][o], out_r[:nout][o], soonest

@@ -8,14 +8,18 @@ FIFO-LM in :mod:`coflowlab.heuristics.fifo_lm`.
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from coflowlab.instance import Instance
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
 from .pfp_kernels import kernels as pfp_kernels
+
+if TYPE_CHECKING:
+    from .pfp_classes import PFPClassEngine
 
 __all__ = ["PerFlowPriority"]
 
@@ -187,6 +191,7 @@ class PerFlowPriority:
         np.cumsum(np.bincount(self._pair_of, minlength=len(codes))[:-1], out=self._poff[1:])
         self._pcnt = np.zeros(len(codes), dtype=np.int64)
         self._parr = np.zeros(nf, dtype=np.int64)
+        self._pkey = np.zeros(nf)  # the key of each parr entry (the kernel keeps it)
         pair_src, pair_dst = codes // m_out, codes % m_out
         # pairs by port: ingress p, then egress m_in + p (codes are sorted by ingress)
         by_out = np.argsort(pair_dst, kind="stable")
@@ -201,9 +206,16 @@ class PerFlowPriority:
         self._pred = np.full(m_in + m_out, -1, dtype=np.int64)
         self._dirty = np.zeros(m_in + m_out, dtype=np.bool_)
         self._mark = np.zeros(nf, dtype=np.bool_)
-        # each pair's head and its key, cached by pair (the kernel keeps them up to date)
-        self._phead = np.full(len(codes), -1, dtype=np.int64)
-        self._phkey = np.zeros(len(codes))
+        # each pair's head and its key, cached at both of its slots of plist (the kernel
+        # keeps them up to date): pair pr's ingress slot is pr, its egress slot pepos[pr];
+        # pother: the other port of the pair in each slot
+        npairs = len(codes)
+        self._phead = np.full(2 * npairs, -1, dtype=np.int64)
+        self._phkey = np.full(2 * npairs, np.inf)  # +inf: an empty pair
+        self._phkey2 = np.full(2 * npairs, np.inf)  # the second entry's key (+inf: none)
+        self._pepos = np.empty(npairs, dtype=np.int64)
+        self._pepos[by_out] = npairs + np.arange(npairs)
+        self._pother = np.concatenate((m_in + pair_dst, pair_src[by_out])).astype(np.int64)
         self._match_step = pfp_kernels()["match_step"]
         # the kernel's arguments after the event's own, gathered once: the step is called at
         # every event, and 26 attribute reads per call are a measurable part of it
@@ -224,7 +236,25 @@ class PerFlowPriority:
             self._mark,
             self._phead,
             self._phkey,
+            self._pepos,
+            self._pother,
+            self._pkey,
+            self._phkey2,
         )
+
+    def class_engine(self, instance: Instance, tol: float) -> PFPClassEngine | None:
+        """The whole replay in one compiled event loop (one rate class per flow) that
+        :func:`coflowlab.simulate` uses when it can (:mod:`coflowlab.class_simulation`,
+        :mod:`coflowlab.heuristics.pfp_classes`); ``None`` where it does not apply (unequal
+        port capacities, coflow dependencies, or a subclass, whose changes the engine would
+        not see), so the per-flow event loop runs."""
+        from .pfp_classes import PFPClassEngine
+
+        if type(self) is not PerFlowPriority or not self._use_matching:
+            return None
+        if PFPClassEngine.unsupported(instance) is not None:
+            return None
+        return PFPClassEngine(instance, tol=tol, tie_break=self.tie_break, exact=self.exact)
 
     def decide(self, state: ObservedState) -> Decision:
         """Strict-priority rates by remaining bytes; a wake-up at the next overtaking."""

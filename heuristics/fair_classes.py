@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from coflowlab.class_simulation import ClassRun
+from coflowlab.class_simulation import ClassRun, RecordBuffer
 from coflowlab.constants import TOL
 from coflowlab.exceptions import InvalidScheduleError
 from coflowlab.instance import Instance
@@ -199,9 +199,7 @@ class FairClassEngine:
             np.zeros(P, np.bool_), np.empty(P + 1, np.int64), np.full(P, np.inf), h_round,
             (h_res, h_wsum), h_count, h_len,
         )  # fmt: skip
-        size = max(int(chunk), C)
-        out_t, out_c, out_r = np.empty(size), np.empty(size, np.int64), np.empty(size)
-        pos = 0
+        buf = RecordBuffer(chunk, C)
         limit = -1 if max_events is None else int(max_events)
         kernel = _kernels()["run"]
         sizes = np.ascontiguousarray(inst.flow_size, dtype=np.float64)
@@ -211,8 +209,9 @@ class FairClassEngine:
                 self._cap_in, self._cap_out, self._rel_flow, self._rel_time, self.flow_class,
                 sizes, coflow, flow_done, self._cstart, hkey, hflow, hn, ctop, ctop_size,
                 cnext, weight, speed, vbase, since, forced, coflow_left, coflow_done, state_f,
-                state_i, tol, limit, out_t, out_c, out_r, pos, *mm_arrays,
+                state_i, tol, limit, buf.t, buf.c, buf.r, buf.pos, *mm_arrays,
             )  # fmt: skip
+            buf.pos = pos
             t = float(state_f[j.T_NOW])
             events = int(state_i[j.EVENTS])
             if status == j.MAX_EVENTS:
@@ -223,28 +222,11 @@ class FairClassEngine:
                     "flows, none sending, and no future arrival or wake-up"
                 )
             if status == j.DONE:
-                if pos:
-                    sink(out_t[:pos], out_c[:pos], out_r[:pos])
+                buf.finish(sink)
                 if progress is not None:
                     progress(events, t)
                 break
-            # FULL: hand over whole time groups; the last one stays if the next event may
-            # add to it
-            cut = pos
-            if pos and t <= out_t[pos - 1]:
-                cut = int(np.searchsorted(out_t[:pos], out_t[pos - 1], side="left"))
-            if cut:
-                sink(out_t[:cut], out_c[:cut], out_r[:cut])
-                rest = pos - cut
-                out_t[:rest] = out_t[cut:pos]
-                out_c[:rest] = out_c[cut:pos]
-                out_r[:rest] = out_r[cut:pos]
-                pos = rest
-            if pos + C > len(out_t):  # one time group fills the buffer: grow it
-                grow = 2 * len(out_t)
-                out_t = np.concatenate((out_t, np.empty(grow - len(out_t))))
-                out_c = np.concatenate((out_c, np.empty(grow - len(out_c), np.int64)))
-                out_r = np.concatenate((out_r, np.empty(grow - len(out_r))))
+            buf.hand_over(sink, t)  # FULL
             if progress is not None:
                 progress(events, t)
         return ClassRun(

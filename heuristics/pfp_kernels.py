@@ -36,6 +36,16 @@ The wake-up needs, for each holder, the flow ranked just ahead of it at each of 
 holder changed, the holder passed it, or it left; a new rate-0 flow is compared with it.
 Unequal capacities use the walk (partial rates do not form a matching).
 
+Both loops over a port's pairs (the scan and the predecessor query) read a cache laid out in
+the port's own order: each pair's head, its key and the key of its second entry, stored at
+the pair's two places in the per-port pair lists and rewritten at both whenever they change.
+The filter is then a contiguous pass over floats; the flow ahead of a holder in a pair is
+most often that pair's head, which the second entry's key shows without touching the list,
+and otherwise the list is walked back from its head over the keys stored next to it. Keys
+decide every comparison unless they are equal, and only then are the tie-break columns read,
+so each test has the outcome of the plain rank comparison and the result is the same, bit
+for bit.
+
 The policy mirrors the simulator's bookkeeping of bytes sent (``base_sent`` at ``base_t``,
 updated only when a rate changes, :mod:`coflowlab.flow_state`), so the remaining bytes, keys
 and rates are the same floating-point numbers a full re-sort at every event computes.

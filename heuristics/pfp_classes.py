@@ -1,0 +1,252 @@
+"""Per-flow prioritisation (``pfp``) replayed in one compiled event loop, on singleton classes.
+
+``simulate(inst, PerFlowPriority())`` spends about half its time outside the policy's
+compiled decision (:func:`coflowlab.heuristics._pfp_jit.match_step`): in the Python event loop
+of :func:`coflowlab.simulate`, once per event (1.47 million on the Facebook trace).
+:class:`PFPClassEngine` runs that loop itself, in one compiled function
+(:mod:`coflowlab.heuristics._pfp_class_jit`) that calls the same decision kernel and the
+simulator's own flow bookkeeping (:mod:`coflowlab._flow_state_jit`: bytes sent as of the last
+rate change, projected completions in a min tree, the completion rule
+:func:`coflowlab.flow_state.completion_threshold`) in the simulator's order, so the events,
+rates and completion times are the same floating-point numbers. What remains of the time is
+the decision kernel's own.
+
+The records go out as class records (:mod:`coflowlab.class_simulation`,
+``docs/rate-classes.md``) with one class per flow (``flow_class = arange(F)``): a record
+``(t, f, r)`` is the per-flow record the simulator writes when flow ``f``'s rate changes. The
+per-flow path also writes a rate-0 record when a flow completes; under class semantics a flow
+leaves its class when its bytes reach its size, so that record is not needed (nor written).
+
+The policy (Chowdhury, *Coflow: A Networking Abstraction for Distributed Data-Parallel
+Applications*, PhD thesis, UC Berkeley, 2015, §3.2.2 and §5.3: smallest remaining flow first
+with strict priority, as in pFabric, Alizadeh et al., SIGCOMM 2013, and PDQ, Hong et al.,
+SIGCOMM 2012) is :class:`coflowlab.heuristics.baselines.PerFlowPriority`; the engine covers the
+case its matching kernel covers, every port capacity equal, with any tie-break and either
+``exact`` setting. Other instances (unequal capacities, coflow dependencies) are not
+supported: :meth:`PFPClassEngine.unsupported` says why, and the policy then offers no engine,
+so :func:`coflowlab.simulate` runs them per flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from coflowlab.class_simulation import ClassRun, RecordBuffer
+from coflowlab.constants import TOL
+from coflowlab.exceptions import InvalidScheduleError
+from coflowlab.flow_state import FlowState
+from coflowlab.instance import Instance
+from coflowlab.simulator import SimulationError, instance_view
+
+from .baselines import PerFlowPriority, TieBreak
+
+__all__ = ["PFPClassEngine"]
+
+PROGRESS_EVENTS = 1 << 17
+"""With a ``progress`` callback, the compiled loop returns to report it at least this often
+(in events): a rate change or two per event would otherwise fill a chunk only every million
+events."""
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+Sink = Callable[[FloatArray, IntArray, FloatArray], None]
+
+
+@cache
+def _kernels() -> dict[str, Any]:
+    from . import _pfp_class_jit as k
+
+    return {"run": k.run}
+
+
+class PFPClassEngine:
+    """Per-flow prioritisation (``pfp``) in one compiled event loop, one class per flow.
+
+    Gives the events of ``simulate(instance, PerFlowPriority(tie_break=..., exact=...))`` and
+    its rates, writing each rate change as a class record ``(time, flow, rate)`` (class ``f`` is
+    flow ``f``); completion times agree within the tolerance (the verifier's are reported).
+
+    Parameters
+    ----------
+    instance
+        The instance: every ingress and egress capacity equal, no coflow dependencies.
+    tol
+        Relative tolerance (:mod:`coflowlab.constants`), as in :func:`coflowlab.simulate`.
+    tie_break, exact
+        As for :class:`~coflowlab.heuristics.baselines.PerFlowPriority`.
+
+    Attributes
+    ----------
+    num_classes
+        The number of flows: every flow is its own class.
+    flow_class
+        ``arange(F)``.
+    flow_weight
+        ``None``: a flow sends at its class's speed.
+
+    Raises
+    ------
+    InvalidScheduleError
+        If the instance is not supported (:meth:`unsupported` gives the reason).
+    ValueError
+        If ``tie_break`` is not one of the policy's.
+
+    Examples
+    --------
+    Thesis Fig. 3.2: two matchings of unit flows, then s3's flows one after the other.
+
+    >>> from coflowlab.instances.examples import fig_3_2
+    >>> engine = PFPClassEngine(fig_3_2())
+    >>> records = []
+    >>> run = engine.run(lambda t, c, r: records.extend(zip(t.tolist(), c.tolist(), r.tolist())))
+    >>> run.coflow_completion.tolist(), sorted(run.flow_completion.tolist()), run.num_events
+    ([6.0], [1.0, 1.0, 2.0, 2.0, 4.0, 6.0], 5)
+    """
+
+    name: ClassVar[str] = "pfp"
+
+    def __init__(
+        self,
+        instance: Instance,
+        *,
+        tol: float = TOL,
+        tie_break: TieBreak = "fifo",
+        exact: bool = True,
+    ) -> None:
+        why = self.unsupported(instance)
+        if why is not None:
+            raise InvalidScheduleError(f"PFPClassEngine: {why}")
+        PerFlowPriority(tie_break=tie_break, exact=exact)  # validates the arguments
+        self.instance = instance
+        self.tol = float(tol)
+        self.tie_break: TieBreak = tie_break
+        self.exact = bool(exact)
+        nf = instance.num_flows
+        self.num_classes: int = nf
+        self.flow_class: IntArray = np.arange(nf, dtype=np.int64)
+        self.flow_weight: None = None
+        # releases in the simulator's order (coflowlab.simulator._Arrivals): by time (not
+        # before 0), then coflow, then flow index
+        release = np.maximum(np.asarray(instance.flow_release, dtype=np.float64), 0.0)
+        order = np.lexsort((np.arange(nf), instance.flow_coflow, release))
+        self._rel_flow = np.ascontiguousarray(order, dtype=np.int64)
+        self._rel_time = np.ascontiguousarray(release[order])
+
+    @staticmethod
+    def unsupported(instance: Instance) -> str | None:
+        """Why the engine cannot replay ``instance``, or ``None`` if it can."""
+        if len(instance.dependencies):
+            return (
+                "coflow dependencies (starts-after) are not supported by class records; the "
+                f"instance has {len(instance.dependencies)}"
+            )
+        fab = instance.fabric
+        m = instance.num_ports
+        cap_in = np.broadcast_to(fab.ingress_capacity, (m,))
+        caps = np.concatenate((cap_in, np.broadcast_to(fab.egress_capacity, (m,)))).astype(float)
+        if not (np.isfinite(caps[0]) and caps[0] > 0 and (caps == caps[0]).all()):
+            return "port capacities must all be equal, positive and finite (the matching kernel)"
+        return None
+
+    def run(
+        self,
+        sink: Sink,
+        *,
+        chunk: int = 1 << 20,
+        max_events: int | None = None,
+        progress: Callable[[int, float], None] | None = None,
+    ) -> ClassRun:
+        """Runs the policy to the end, handing the records to ``sink``.
+
+        Parameters
+        ----------
+        sink
+            Called as ``sink(time, cls, rate)`` with chunks of at most about ``chunk``
+            records (at least one event's worth, twice the number of ports), in time order;
+            the records of one time are never split between two calls. The arrays are views
+            of a buffer reused after the call returns.
+        chunk
+            Records buffered before they are handed over.
+        max_events
+            Stop with :class:`~coflowlab.simulator.SimulationError` after this many events.
+        progress
+            Called as ``progress(events, time)`` after each chunk, and at least every
+            ``PROGRESS_EVENTS`` events.
+
+        Returns
+        -------
+        ClassRun
+
+        Raises
+        ------
+        SimulationError
+            After ``max_events`` events, with the wording of :func:`coflowlab.simulate`.
+        """
+        from . import _pfp_class_jit as j
+
+        inst = self.instance
+        nf, n = inst.num_flows, inst.num_coflows
+        # the policy's own state, set up exactly as the per-flow path sets it up
+        policy = PerFlowPriority(tie_break=self.tie_break, exact=self.exact)
+        policy.reset(instance_view(inst, clairvoyant=True))
+        if not policy._matching:  # pragma: no cover - unsupported() rules it out
+            raise InvalidScheduleError("PFPClassEngine: the policy does not use its matching")
+        match_args = policy._match_args
+        fl = FlowState(inst, self.tol)  # the simulator's bookkeeping: rows, tree, active set
+        flow_done = np.full(nf, np.nan)
+        coflow_done = np.full(n, np.nan)
+        coflow_left = np.ascontiguousarray(inst.width, dtype=np.int64).copy()
+        coflow_sent_done = np.zeros(n)
+        flow_release = np.ascontiguousarray(inst.flow_release, dtype=np.float64)
+        tb2_sign = -1.0 if self.tie_break == "lifo" else 1.0
+        arrived = np.empty(nf, dtype=np.int64)
+        completed = np.empty(nf, dtype=np.int64)
+        state_f = np.array([self._rel_time[0] if nf else np.inf, np.inf])
+        state_i = np.zeros(5, dtype=np.int64)
+        # an event changes the rates of at most the flows holding a port before or after it
+        room = 2 * inst.num_ports
+        buf = RecordBuffer(chunk, room)
+        limit = -1 if max_events is None else int(max_events)
+        kernel = _kernels()["run"]
+        while True:
+            pause = -1 if progress is None else int(state_i[j.EVENTS]) + PROGRESS_EVENTS
+            status, pos = kernel(
+                self._rel_flow, self._rel_time, flow_release, tb2_sign, self.exact, self.tol,
+                limit, pause, room, fl.rows, fl.alive, fl.tree, fl.off, fl.flow_coflow,
+                coflow_left, coflow_sent_done, flow_done, coflow_done, arrived, completed,
+                state_f, state_i, buf.t, buf.c, buf.r, buf.pos, *match_args,
+            )  # fmt: skip
+            buf.pos = pos
+            t = float(state_f[j.T_NOW])
+            events = int(state_i[j.EVENTS])
+            if status == j.MAX_EVENTS:
+                raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
+            if status == j.STALL:  # pragma: no cover - positive capacities always serve
+                raise SimulationError(
+                    f"policy {self.name!r} stalls at t={t!r}: {int(state_i[j.ACTIVE])} active "
+                    "flows, none sending, and no future arrival or wake-up"
+                )
+            if status in (j.BAD_RATES, j.OVERFLOW):  # pragma: no cover - a kernel bug
+                raise SimulationError(
+                    f"policy {self.name!r} returned malformed rate changes at t={t!r} "
+                    f"(status {status})"
+                )
+            if status == j.DONE:
+                buf.finish(sink)
+                if progress is not None:
+                    progress(events, t)
+                break
+            buf.hand_over(sink, t)  # FULL, or a pause for progress
+            if progress is not None:
+                progress(events, t)
+        return ClassRun(
+            flow_completion=flow_done,
+            coflow_completion=coflow_done,
+            num_events=int(state_i[j.EVENTS]),
+            num_records=int(state_i[j.RECORDS]),
+        )
