@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -62,9 +62,13 @@ from coflowlab.approximations.sincronia import bssi_order
 from coflowlab.constants import TOL
 from coflowlab.exceptions import SolverError
 from coflowlab.formulations.sincronia_admission import solve_admission
+from coflowlab.instance import Instance
 from coflowlab.list_scheduling import ALLOCATIONS, Allocation, StaticPriority
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 from coflowlab.solvers import SOLVER_NAMES, SolverOptions
+
+if TYPE_CHECKING:
+    from .sincronia_online_classes import SincroniaOnlineClassEngine
 
 __all__ = ["Epoch", "EpochRecord", "SincroniaOnline", "Timing", "epoch_at"]
 
@@ -351,6 +355,20 @@ class SincroniaOnline:
         self._greedy = _GreedyState(view) if self.allocation == "greedy" else None
         self.log = []
 
+    def class_engine(self, instance: Instance, tol: float) -> SincroniaOnlineClassEngine | None:
+        """The whole replay in one compiled event loop (one rate class per flow) that
+        :func:`coflowlab.simulate` uses when it can (:mod:`coflowlab.class_simulation`,
+        :mod:`coflowlab.heuristics.sincronia_online_classes`); it drives this policy, calling
+        :meth:`decide` at epoch starts and arrivals, so :attr:`log` is filled as usual.
+        ``None`` where it does not apply (an allocation other than ``"greedy"``, coflow
+        dependencies, or a subclass, whose changes the engine would not see), so the
+        per-flow event loop runs."""
+        from .sincronia_online_classes import SincroniaOnlineClassEngine
+
+        if SincroniaOnlineClassEngine.unsupported(self, instance) is not None:
+            return None
+        return SincroniaOnlineClassEngine(self, instance, tol=tol)
+
     # ------------------------------------------------------------------ ordering
     def _slowdown_order(self, coflows: IntArray, release: FloatArray, t: float) -> IntArray:
         """``coflows`` by ``oracle / (t + offset − r)``, then earlier release, then index."""
@@ -364,15 +382,23 @@ class SincroniaOnline:
         """``(len(coflows), 2m)`` remaining bytes of each coflow per port over capacity."""
         row = np.full(self._view.num_coflows, -1, dtype=np.int64)
         row[coflows] = np.arange(len(coflows))
-        load: FloatArray = _kernels()["loads"](
-            row,
-            np.ascontiguousarray(st.coflow, dtype=np.int64),
-            np.ascontiguousarray(st.src, dtype=np.int64),
-            np.ascontiguousarray(st.dst, dtype=np.int64),
-            np.ascontiguousarray(st.remaining, dtype=np.float64),
-            self._m,
-            len(coflows),
-        )
+        load: FloatArray
+        own = getattr(st, "port_loads", None)
+        if own is not None:
+            # a state that sums the same loads itself, in the same order, without gathering
+            # every active flow's columns (the class engine's,
+            # heuristics/sincronia_online_classes.py)
+            load = own(row, self._m, len(coflows))
+        else:
+            load = _kernels()["loads"](
+                row,
+                np.ascontiguousarray(st.coflow, dtype=np.int64),
+                np.ascontiguousarray(st.src, dtype=np.int64),
+                np.ascontiguousarray(st.dst, dtype=np.int64),
+                np.ascontiguousarray(st.remaining, dtype=np.float64),
+                self._m,
+                len(coflows),
+            )
         return load / self._cap
 
     def _start_epoch(self, st: ClairvoyantState, epoch: Epoch, present: IntArray) -> None:

@@ -1,0 +1,383 @@
+"""Sincronia online (``sincronia-online``, greedy allocation) replayed in one compiled event
+loop, on singleton classes.
+
+``simulate(inst, SincroniaOnline())`` runs a Python loop that calls
+:meth:`SincroniaOnline.decide` at every event (358,313 on the Facebook trace), although at
+almost every one the decision is two compiled calls (:func:`update_flows` and
+:func:`greedy_fill` of :mod:`coflowlab.heuristics._sincronia_online_jit`): the order of the
+coflows stands between epoch starts and arrivals. :class:`SincroniaOnlineClassEngine` runs
+the simulator's loop in compiled code (:mod:`coflowlab.heuristics._sincronia_online_class_jit`)
+with the simulator's own flow bookkeeping (:mod:`coflowlab._flow_state_jit`) and those
+kernels on the policy's own state arrays, and returns to Python only for the events where
+``decide`` does more: an epoch start (the admission LP, :mod:`coflowlab.formulations.
+sincronia_admission`, the BSSI order of the admitted coflows and the slowdown-ordered tail;
+Agarwal et al., *Sincronia: Near-Optimal Network Design for Coflows*, SIGCOMM 2018, with the
+doubling epochs of Hall, Schulz, Shmoys and Wein, Math. Oper. Res. 22(3), 1997), an event
+near the cached epoch's end, and an arrival (the tail may be re-sorted). There it calls the
+policy's ``decide`` itself, on a :class:`~coflowlab.policy.ClairvoyantState` built as the
+simulator builds it, so the epoch logic, the orders and :attr:`SincroniaOnline.log` are the
+policy's own; the decision's rate changes go back to the loop, which resumes. The state
+also sums the candidates' remaining bytes per port itself (:meth:`_LoopState.port_loads`,
+read by :meth:`SincroniaOnline._remaining_time`), over the candidates' flows only, where the
+per-flow path gathers every active flow's columns; the sums are the same floats.
+
+On the Facebook trace about 16,000 of the 358,313 events go to Python (15,787 epoch starts,
+15,728 with an admission LP); those LPs and the policy's rebuild of its greedy state at each
+reorder are most of what remains of the time.
+
+The records go out as class records (:mod:`coflowlab.class_simulation`,
+``docs/rate-classes.md``) with one class per flow (``flow_class = arange(F)``): a record
+``(t, f, r)`` is the per-flow record the simulator writes when flow ``f``'s rate changes. The
+per-flow path also writes a rate-0 record when a flow completes; under class semantics a flow
+leaves its class when its bytes reach its size, so that record is not needed (nor written).
+
+Only the default allocation (``"greedy"``) of an unsubclassed :class:`SincroniaOnline` on an
+instance without coflow dependencies is covered; :meth:`SincroniaOnline.class_engine` returns
+``None`` otherwise, so :func:`coflowlab.simulate` runs the per-flow loop.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import cache
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from coflowlab.class_simulation import ClassRun, RecordBuffer
+from coflowlab.constants import TOL
+from coflowlab.exceptions import InvalidScheduleError
+from coflowlab.flow_state import FlowState
+from coflowlab.instance import Instance
+from coflowlab.policy import ClairvoyantState, Decision, state_columns
+from coflowlab.simulator import SimulationError, instance_view
+
+from .sincronia_online import SincroniaOnline
+
+__all__ = ["SincroniaOnlineClassEngine"]
+
+PROGRESS_EVENTS = 1 << 17
+"""With a ``progress`` callback, the compiled loop returns to report it at least this often
+(in events)."""
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+Sink = Callable[[FloatArray, IntArray, FloatArray], None]
+
+_NO_TIMES = np.zeros(0)
+
+
+@cache
+def _kernels() -> dict[str, Any]:
+    from . import _sincronia_online_class_jit as k
+
+    return {"run": k.run, "loads": k.active_port_loads}
+
+
+class _LoopState(ClairvoyantState):
+    """The state the engine shows ``decide``: the simulator's, plus :meth:`port_loads`, which
+    :meth:`SincroniaOnline._remaining_time` uses instead of gathering every active flow's
+    columns (the same sums, in the same order)."""
+
+    __slots__ = ("_loads",)
+    _loads: Callable[[IntArray, int, int], FloatArray]
+
+    def port_loads(self, row: IntArray, m: int, k: int) -> FloatArray:
+        """``(k, 2m)`` remaining bytes per port of the coflows with ``row[c] >= 0``."""
+        loads: FloatArray = self._loads(row, m, k)
+        return loads
+
+
+class SincroniaOnlineClassEngine:
+    """Sincronia online (greedy allocation) in one compiled event loop, one class per flow.
+
+    Gives the events of ``simulate(instance, policy)`` and its rates, writing each rate change
+    as a class record ``(time, flow, rate)`` (class ``f`` is flow ``f``); completion times agree
+    within the tolerance (the verifier's are reported). Each :meth:`run` resets ``policy`` and
+    drives it: afterwards its :attr:`~SincroniaOnline.log` is the per-flow run's.
+
+    Parameters
+    ----------
+    policy
+        The policy (``allocation="greedy"``, not a subclass); its parameters are used as set.
+    instance
+        The instance, without coflow dependencies.
+    tol
+        Relative tolerance (:mod:`coflowlab.constants`), as in :func:`coflowlab.simulate`.
+
+    Attributes
+    ----------
+    num_classes
+        The number of flows: every flow is its own class.
+    flow_class
+        ``arange(F)``.
+    flow_weight
+        ``None``: a flow sends at its class's speed.
+
+    Raises
+    ------
+    InvalidScheduleError
+        If the policy or instance is not supported (:meth:`unsupported` gives the reason).
+
+    Examples
+    --------
+    The policy's own example (docs/sincronia-online.md#example): coflow 0 fits the first
+    epoch, coflow 2 is admitted at 3 and finishes at 10, coflow 1 at 30.
+
+    >>> import coflowlab as cl
+    >>> inst = cl.Instance.from_coflows(
+    ...     [cl.Coflow([(0, 0, 1.0)]), cl.Coflow([(1, 1, 20.0)]), cl.Coflow([(1, 1, 10.0)])], 2
+    ... )
+    >>> policy = SincroniaOnline()
+    >>> run = SincroniaOnlineClassEngine(policy, inst).run(lambda t, c, r: None)
+    >>> run.coflow_completion.tolist(), run.num_events
+    ([1.0, 30.0, 10.0], 6)
+    >>> [(r.epoch.start, r.admitted, r.tail) for r in policy.log[:3]]
+    [(0.0, (0,), (2, 1)), (1.0, (), (2, 1)), (3.0, (2,), (1,))]
+    """
+
+    name: ClassVar[str] = "sincronia-online"
+
+    def __init__(self, policy: SincroniaOnline, instance: Instance, *, tol: float = TOL) -> None:
+        why = self.unsupported(policy, instance)
+        if why is not None:
+            raise InvalidScheduleError(f"SincroniaOnlineClassEngine: {why}")
+        self.policy = policy
+        self.instance = instance
+        self.tol = float(tol)
+        nf = instance.num_flows
+        self.num_classes: int = nf
+        self.flow_class: IntArray = np.arange(nf, dtype=np.int64)
+        self.flow_weight: None = None
+        # releases in the simulator's order (coflowlab.simulator._Arrivals): by time (not
+        # before 0), then coflow, then flow index
+        release = np.maximum(np.asarray(instance.flow_release, dtype=np.float64), 0.0)
+        order = np.lexsort((np.arange(nf), instance.flow_coflow, release))
+        self._rel_flow = np.ascontiguousarray(order, dtype=np.int64)
+        self._rel_time = np.ascontiguousarray(release[order])
+
+    @staticmethod
+    def unsupported(policy: object, instance: Instance) -> str | None:
+        """Why the engine cannot replay ``policy`` on ``instance``, or ``None`` if it can."""
+        if type(policy) is not SincroniaOnline:
+            return (
+                f"the policy must be a SincroniaOnline (not a subclass, whose decisions the "
+                f"engine would not see), got {type(policy).__name__}"
+            )
+        if policy.allocation != "greedy":
+            return f"only allocation='greedy' is compiled, got {policy.allocation!r}"
+        if len(instance.dependencies):
+            return (
+                "coflow dependencies (starts-after) are not supported by class records; the "
+                f"instance has {len(instance.dependencies)}"
+            )
+        return None
+
+    def run(
+        self,
+        sink: Sink,
+        *,
+        chunk: int = 1 << 20,
+        max_events: int | None = None,
+        progress: Callable[[int, float], None] | None = None,
+    ) -> ClassRun:
+        """Runs the policy to the end, handing the records to ``sink``.
+
+        Parameters
+        ----------
+        sink
+            Called as ``sink(time, cls, rate)`` with chunks of at most about ``chunk``
+            records (at least one event's worth, four times the number of ports), in time
+            order; the records of one time are never split between two calls. The arrays are
+            views of a buffer reused after the call returns.
+        chunk
+            Records buffered before they are handed over.
+        max_events
+            Stop with :class:`~coflowlab.simulator.SimulationError` after this many events.
+        progress
+            Called as ``progress(events, time)`` after each chunk, and at least every
+            ``PROGRESS_EVENTS`` events.
+
+        Returns
+        -------
+        ClassRun
+
+        Raises
+        ------
+        SimulationError
+            After ``max_events`` events, with the wording of :func:`coflowlab.simulate`.
+        coflowlab.SolverError
+            If an admission LP fails (raised by the policy).
+        """
+        from . import _sincronia_online_class_jit as j
+
+        inst = self.instance
+        nf, n = inst.num_flows, inst.num_coflows
+        policy = self.policy
+        policy.reset(instance_view(inst, clairvoyant=True))  # as simulate() resets it
+        greedy = policy._greedy
+        if greedy is None:  # pragma: no cover - unsupported() rules it out
+            raise InvalidScheduleError("SincroniaOnlineClassEngine: the policy is not greedy")
+        fl = FlowState(inst, self.tol)  # the simulator's bookkeeping: rows, tree, active set
+        flow_done = np.full(nf, np.nan)
+        coflow_done = np.full(n, np.nan)
+        coflow_left = np.ascontiguousarray(inst.width, dtype=np.int64).copy()
+        coflow_sent_done = np.zeros(n)
+        coflow_arrival = np.full(n, np.inf)
+        seen_arrival = coflow_arrival.view()
+        seen_arrival.flags.writeable = False  # what the state shows (the simulator's too)
+        columns = state_columns(inst, True)
+        arrived = np.empty(nf, dtype=np.int64)
+        completed = np.empty(nf, dtype=np.int64)
+        done_coflows = np.empty(n, dtype=np.int64)
+        state_f = np.array([self._rel_time[0] if nf else np.inf, np.inf, -np.inf, np.inf])
+        state_i = np.zeros(11, dtype=np.int64)
+        no_f, no_r = np.zeros(0, dtype=np.int64), np.zeros(0)
+        pend_f, pend_r = no_f, no_r
+        # an event changes the rates of at most the flows holding a port before or after it
+        room = 4 * inst.num_ports
+        buf = RecordBuffer(chunk, room)
+        limit = -1 if max_events is None else int(max_events)
+        greedy_args = (
+            policy._active_count, greedy.pair_of, greedy.ptr, greedy.count, greedy.slot,
+            greedy.pos, greedy.rate, greedy.head, greedy.head_key, greedy.heads, greedy.keys,
+            greedy.meta, policy._rank, greedy.flow_coflow, greedy.cap_in, greedy.cap_out,
+            greedy.pair_src, greedy.pair_dst, greedy.sending, greedy.stamp,
+        )  # fmt: skip
+        kernel = _kernels()["run"]
+
+        def active_flows() -> IntArray:
+            # the active flows, increasing, from the window the loop keeps (as FlowState does)
+            lo, hi = int(state_i[j.LO]), int(state_i[j.HI])
+            flows = np.flatnonzero(fl.alive[lo:hi]) + lo
+            if len(flows):
+                state_i[j.LO] = flows[0]
+            return flows
+
+        # the event count at which the loop pauses for progress (-1: never); it moves on only
+        # when progress is reported, not at the returns for Python decisions
+        pause = -1 if progress is None else PROGRESS_EVENTS
+        loads_kernel = _kernels()["loads"]
+        flow_src = np.ascontiguousarray(inst.flow_src, dtype=np.int64)
+        flow_dst = np.ascontiguousarray(inst.flow_dst, dtype=np.int64)
+        # each coflow's flows, increasing (a stable sort by coflow)
+        by_coflow = np.argsort(fl.flow_coflow, kind="stable").astype(np.int64)
+        coflow_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(fl.flow_coflow, minlength=n), out=coflow_ptr[1:])
+
+        def loads(row: IntArray, m: int, k: int) -> FloatArray:
+            # the active flows' remaining bytes per port, at the event the loop stopped at
+            out_loads: FloatArray = loads_kernel(
+                row, float(state_f[j.T_NOW]), fl.alive, fl.rows, by_coflow, coflow_ptr,
+                flow_src, flow_dst, m, k,
+            )  # fmt: skip
+            return out_loads
+
+        while True:
+            status, buf.pos = kernel(
+                self._rel_flow, self._rel_time, self.tol, limit, pause, room,
+                fl.rows, fl.alive, fl.tree, fl.off, fl.flow_coflow, coflow_left,
+                coflow_sent_done, flow_done, coflow_done, coflow_arrival, arrived, completed,
+                done_coflows, state_f, state_i, pend_f, pend_r, buf.t, buf.c, buf.r, buf.pos,
+                *greedy_args,
+            )  # fmt: skip
+            pend_f, pend_r = no_f, no_r
+            t = float(state_f[j.T_NOW])
+            events = int(state_i[j.EVENTS])
+            if status == j.DECIDE:
+                pend_f, pend_r = self._decide(
+                    t, state_f, state_i, arrived, completed, done_coflows, flow_done, fl,
+                    active_flows, loads, coflow_sent_done, seen_arrival, columns,
+                )  # fmt: skip
+                if len(pend_f) > room:  # pragma: no cover - greedy changes at most 4m rates
+                    raise SimulationError(
+                        f"policy {self.name!r} changed {len(pend_f)} rates at t={t!r}, more "
+                        f"than the {room} an event can"
+                    )
+                if buf.pos + room > len(buf.t):
+                    buf.hand_over(sink, t)
+                continue
+            if status == j.MAX_EVENTS:
+                raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
+            if status == j.STALL:  # pragma: no cover - positive capacities always serve
+                raise SimulationError(
+                    f"policy {self.name!r} stalls at t={t!r}: {int(state_i[j.ACTIVE])} active "
+                    "flows, none sending, and no future arrival or wake-up"
+                )
+            if status in (j.BAD_RATES, j.OVERFLOW):  # pragma: no cover - a kernel bug
+                raise SimulationError(
+                    f"policy {self.name!r} returned malformed rate changes at t={t!r} "
+                    f"(status {status})"
+                )
+            if status == j.DONE:
+                buf.finish(sink)
+                if progress is not None:
+                    progress(events, t)
+                break
+            # FULL (or a pause for progress)
+            buf.hand_over(sink, t)
+            if progress is not None:
+                progress(events, t)
+                pause = events + PROGRESS_EVENTS
+        return ClassRun(
+            flow_completion=flow_done,
+            coflow_completion=coflow_done,
+            num_events=int(state_i[j.EVENTS]),
+            num_records=int(state_i[j.RECORDS]),
+        )
+
+    def _decide(
+        self,
+        t: float,
+        state_f: FloatArray,
+        state_i: IntArray,
+        arrived: IntArray,
+        completed: IntArray,
+        done_coflows: IntArray,
+        flow_done: FloatArray,
+        fl: FlowState,
+        active_flows: Callable[[], IntArray],
+        loads: Callable[[IntArray, int, int], FloatArray],
+        coflow_sent_done: FloatArray,
+        seen_arrival: FloatArray,
+        columns: dict[str, Any],
+    ) -> tuple[IntArray, FloatArray]:
+        """The policy's own ``decide`` at the event the loop stopped at, on the state the
+        simulator would show it; returns the rate changes (the loop's wake-up and cached
+        epoch are updated in place)."""
+        from . import _sincronia_online_class_jit as j
+
+        policy = self.policy
+        na, nc, nd = (int(state_i[k]) for k in (j.NUM_ARRIVED, j.NUM_COMPLETED, j.NUM_DONE))
+        done = completed[:nc].copy()
+        state = _LoopState(
+            self.instance,
+            True,
+            time=t,
+            flows=active_flows,
+            rate=fl.rate,
+            sent_of=fl.sent,
+            coflow_sent_done=coflow_sent_done,
+            coflow_arrival=seen_arrival,
+            arrived=arrived[:na].copy(),
+            completed=done,
+            completed_at=flow_done[done] if nc else _NO_TIMES,
+            completed_coflows=done_coflows[:nd].copy(),
+            woken=bool(state_i[j.WOKEN]),
+            columns=columns,
+        )
+        state._loads = loads
+        decision = policy.decide(state)
+        if not isinstance(decision, Decision) or decision.update is None:  # pragma: no cover
+            raise SimulationError(
+                f"policy {self.name!r} did not return a greedy update at t={t!r}"
+            )
+        assert policy._epoch is not None
+        state_f[j.WAKEUP] = math.inf if decision.wakeup is None else float(decision.wakeup)
+        state_f[j.EPOCH_UNTIL] = policy._epoch_until
+        state_f[j.EPOCH_END] = policy._epoch.end
+        flows = np.ascontiguousarray(decision.update[0], dtype=np.int64)
+        rates = np.ascontiguousarray(decision.update[1], dtype=np.float64)
+        return flows, rates

@@ -1,0 +1,371 @@
+"""Tests of sincronia-online's compiled event loop (singleton rate classes) against the per-flow
+simulator.
+
+The reference is ``simulate(inst, SincroniaOnline(...), engine="flows", record=True)``: the
+same number of events, the same completion times (the simulator's own, to the bit), the same
+epoch log, and the same rate changes. With one class per flow a class record is the per-flow
+record of a rate change, so the engine's records must be the reference's records to the bit,
+less the rate-0 record the per-flow path writes when a flow completes (each flow's last
+record).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from instance_kinds import GENERATED, unequal_capacities, with_dependencies
+
+from coflowlab import Fabric, Instance, simulate
+from coflowlab.constants import TOL
+from coflowlab.exceptions import InvalidScheduleError
+from coflowlab.heuristics.sincronia_online import SincroniaOnline
+from coflowlab.heuristics.sincronia_online_classes import SincroniaOnlineClassEngine
+from coflowlab.instances import fb_like, spread_flow_starts, uniform
+from coflowlab.simulator import SimulationError
+
+
+def _class_records(inst, policy=None, **kwargs):
+    """Runs the engine; returns its result, its records (copied), the chunks and the policy,
+    checking that each chunk is in time order and no time group is split between chunks."""
+    chunks = []
+
+    def sink(t, c, r):
+        assert len(t) == len(c) == len(r) > 0
+        assert np.all(np.diff(t) >= 0)
+        if chunks:
+            assert t[0] > chunks[-1][0][-1]
+        chunks.append((t.copy(), c.copy(), r.copy()))
+
+    policy = SincroniaOnline() if policy is None else policy
+    kwargs.setdefault("max_events", 4 * inst.num_flows + 10_000)  # a loop that stalls fails
+    run = SincroniaOnlineClassEngine(policy, inst).run(sink, **kwargs)
+    if not chunks:
+        empty = np.zeros(0)
+        return run, (empty, np.zeros(0, dtype=np.int64), empty), chunks, policy
+    recs = tuple(np.concatenate([ch[k] for ch in chunks]) for k in range(3))
+    return run, recs, chunks, policy
+
+
+def _without_completion_records(sched, nf):
+    """The per-flow records less each flow's last one (the rate-0 record of its completion)."""
+    last = np.full(nf, -1, dtype=np.int64)
+    last[sched.flow] = np.arange(len(sched.flow))  # the last index of each flow wins
+    assert np.all(last >= 0) and np.all(sched.rate[last] == 0.0)
+    keep = np.ones(len(sched.flow), dtype=bool)
+    keep[last] = False
+    return sched.time[keep], sched.flow[keep], sched.rate[keep]
+
+
+def _check_against_reference(inst, *, verify=True, **options):
+    ref_policy = SincroniaOnline(**options)
+    ref = simulate(inst, ref_policy, engine="flows", record=True, verify_schedule=False)
+    run, recs, _, policy = _class_records(
+        inst, SincroniaOnline(**options), max_events=ref.num_events
+    )
+    assert run.num_events == ref.num_events
+    # the simulator's own completion times (not the verifier's): the same floats
+    assert np.array_equal(run.flow_completion, ref.flow_completion, equal_nan=True)
+    assert np.array_equal(run.coflow_completion, ref.coflow_completion, equal_nan=True)
+    assert run.num_records == len(recs[0]) == ref.num_records - inst.num_flows
+    want_recs = _without_completion_records(ref.schedule, inst.num_flows)
+    for mine, want in zip(recs, want_recs, strict=True):
+        assert np.array_equal(mine, want)
+    assert policy.log == ref_policy.log  # the same epochs, LP values, orders
+    if verify:
+        # verified on the class path: the verifier's completions agree within its tolerance
+        res = simulate(inst, SincroniaOnline(**options), record=False, engine="classes")
+        assert res.engine == "classes" and res.verified and res.num_events == ref.num_events
+        horizon = float(np.nanmax(ref.flow_completion)) if inst.num_flows else 0.0
+        time_tol = TOL * max(1.0, horizon)
+        np.testing.assert_allclose(res.flow_completion, ref.flow_completion, rtol=0, atol=time_tol)
+    return ref, run
+
+
+def _example() -> Instance:
+    # the policy's docstring example: an idle fabric at an epoch start, a tail of two
+    from coflowlab import Coflow
+
+    return Instance.from_coflows(
+        [Coflow([(0, 0, 1.0)]), Coflow([(1, 1, 20.0)]), Coflow([(1, 1, 10.0)])], 2
+    )
+
+
+def _simultaneous() -> Instance:
+    # ties: equal sizes on one pair released together and at the same times as completions
+    return Instance(
+        2,
+        [0, 0, 0, 1, 1, 2, 2],
+        [0, 0, 1, 0, 1, 0, 1],
+        [0, 0, 1, 0, 1, 1, 0],
+        [2.0, 2.0, 4.0, 1.0, 3.0, 2.0, 2.0],
+        coflow_release=[0.0, 4.0, 4.0],
+    )
+
+
+INSTANCES = {
+    "example": _example,
+    "simultaneous": _simultaneous,
+    "uniform-ties": lambda: uniform(3, 12, density=0.6, sizes=(1, 3), release_rate=2.0, seed=5),
+    "one-port": lambda: uniform(1, 6, release_rate=0.5, seed=8),
+    "fb_like": lambda: fb_like(20, num_ports=10, seed=3),
+    "fb_like-spread": lambda: spread_flow_starts(fb_like(12, num_ports=8, seed=4), 50.0, seed=4),
+    "unequal-capacities": unequal_capacities,
+    "capacity-2": lambda: uniform(4, 8, density=0.5, release_rate=0.7, seed=9).replace(
+        fabric=Fabric(4, 2.0, 2.0)
+    ),
+    **{k: v for k, v in GENERATED.items() if k != "dependencies"},
+}
+
+
+@pytest.mark.parametrize("timing", ["doubling", "public"])
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_same_events_completions_records_and_log_as_per_flow_simulator(name, timing):
+    """Tests events, completion times, records and the epoch log against the per-flow
+    simulator on generated instances, with both epoch timings."""
+    _check_against_reference(INSTANCES[name](), timing=timing)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_epochs": 1},
+        {"max_epochs": 3, "base": 0.5},
+        {"order_sizes": "original", "timing": "public"},
+        {"offset": 0.25, "max_epochs": 4},
+        {"base": 7.0},
+    ],
+)
+@pytest.mark.parametrize("name", ["uniform-online", "simultaneous", "real_sizes"])
+def test_other_parameters(name, options):
+    """Tests the grid (max_epochs, base), the BSSI sizes and the tail's offset."""
+    _check_against_reference(INSTANCES[name](), **options)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_larger_fb_like_many_epochs(seed):
+    """Tests FB-like workloads with releases on 16-24 ports over many epochs and resets."""
+    inst = fb_like(40, num_ports=16 + 4 * seed, seed=seed)
+    _, run = _check_against_reference(inst, verify=seed == 0, max_epochs=4)
+    assert run.num_events > 300
+
+
+@st.composite
+def instances(draw):
+    m = draw(st.integers(1, 4))
+    nf = draw(st.integers(1, 14))
+    n = draw(st.integers(1, min(nf, 5)))
+    coflow = sorted(draw(st.lists(st.integers(0, n - 1), min_size=nf, max_size=nf)))
+    coflow = np.unique(coflow, return_inverse=True)[1]  # no empty coflow
+    n = int(coflow.max()) + 1
+    src = draw(st.lists(st.integers(0, m - 1), min_size=nf, max_size=nf))
+    dst = draw(st.lists(st.integers(0, m - 1), min_size=nf, max_size=nf))
+    size = draw(st.lists(st.sampled_from([1.0, 2.0, 3.0, 0.5, 7.25]), min_size=nf, max_size=nf))
+    release = draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.5, 6.0]), min_size=n, max_size=n))
+    cap = draw(st.sampled_from([1.0, 0.5, 3.0]))
+    return Instance(Fabric(m, cap, cap), coflow, src, dst, size, coflow_release=release)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    instances(),
+    st.sampled_from(["doubling", "public"]),
+    st.sampled_from([1, 2, 3, 8]),
+    st.sampled_from(["remaining", "original"]),
+)
+def test_random_instances_match_per_flow_simulator(inst, timing, max_epochs, order_sizes):
+    """Tests events, completions, records and the epoch log on random small instances (ties
+    everywhere, both timings, short cycles)."""
+    _check_against_reference(
+        inst,
+        verify=False,
+        timing=timing,
+        max_epochs=max_epochs,
+        order_sizes=order_sizes,
+    )
+
+
+@pytest.mark.trace
+def test_trace_prefix(fb_trace):
+    """Tests the first 60 coflows of the public Facebook trace: events, completions, records
+    and the epoch log against the per-flow simulator."""
+    from coflowlab.instances import read_benchmark
+
+    inst = read_benchmark(fb_trace).subset(range(60))
+    _, run = _check_against_reference(inst)
+    assert run.num_events > 1000
+
+
+def test_tiny_chunks_give_the_same_records():
+    """Tests that a tiny chunk (one event per call) gives the same records as one chunk,
+    never splitting a time group (checked in the sink), with chunks of bounded size, and
+    that progress is reported in order up to the last event."""
+    inst = fb_like(20, num_ports=10, seed=3)
+    big_run, big, big_chunks, _ = _class_records(inst)
+    small_run, small, small_chunks, _ = _class_records(inst, chunk=1)
+    assert len(big_chunks) == 1 and len(small_chunks) > 10
+    assert max(len(ch[0]) for ch in small_chunks) <= 8 * inst.num_ports
+    for a, b in zip(big, small, strict=True):
+        assert np.array_equal(a, b)
+    assert big_run.num_events == small_run.num_events
+    assert np.array_equal(big_run.flow_completion, small_run.flow_completion)
+    seen = []
+    SincroniaOnlineClassEngine(SincroniaOnline(), inst).run(
+        lambda *a: None, chunk=1, progress=lambda e, t: seen.append(e)
+    )
+    assert seen == sorted(seen) and seen[-1] == big_run.num_events
+
+
+def test_progress_is_reported_every_so_many_events(monkeypatch):
+    """Tests that with a progress callback the loop pauses every PROGRESS_EVENTS events (the
+    records and completions unchanged) and reports the events in order up to the last."""
+    from coflowlab.heuristics import sincronia_online_classes
+
+    inst = fb_like(20, num_ports=10, seed=3)
+    whole_run, whole, _, _ = _class_records(inst)
+    monkeypatch.setattr(sincronia_online_classes, "PROGRESS_EVENTS", 7)
+    seen = []
+    run, recs, _, _ = _class_records(inst, progress=lambda e, t: seen.append((e, t)))
+    events = [e for e, _ in seen]
+    assert events[-1] == run.num_events == whole_run.num_events > 100
+    assert max(np.diff([0, *events])) <= 7 and len(seen) >= run.num_events // 7
+    assert [t for _, t in seen] == sorted(t for _, t in seen)
+    for a, b in zip(whole, recs, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(run.flow_completion, whole_run.flow_completion)
+
+
+def test_auto_takes_the_engine_only_where_it_applies():
+    """Tests that simulate(engine="auto") takes the engine for record=False with the greedy
+    allocation, fills the policy's log as the per-flow loop does, and runs per flow
+    otherwise (record=True, other allocations, dependencies, a subclass)."""
+    inst = uniform(4, 8, density=0.4, release_rate=0.5, seed=2)
+    fast_policy, slow_policy = SincroniaOnline(), SincroniaOnline()
+    fast = simulate(inst, fast_policy, record=False)
+    slow = simulate(inst, slow_policy, record=False, engine="flows")
+    assert (fast.engine, slow.engine) == ("classes", "flows")
+    assert fast.verified and fast.num_events == slow.num_events
+    assert fast.num_records == slow.num_records - inst.num_flows
+    assert fast_policy.log == slow_policy.log and len(fast_policy.log) > 3
+    np.testing.assert_allclose(fast.cct, slow.cct, rtol=0, atol=TOL * max(1.0, slow.cct.max()))
+    assert simulate(inst, SincroniaOnline()).engine == "flows"  # record=True
+
+    class Sub(SincroniaOnline):
+        pass
+
+    for policy, other in (
+        (SincroniaOnline(allocation="madd"), inst),
+        (SincroniaOnline(allocation="madd-exact"), inst),
+        (SincroniaOnline(), with_dependencies(6)),
+        (Sub(), inst),
+    ):
+        assert policy.class_engine(other, TOL) is None
+        assert simulate(other, policy, record=False).engine == "flows"
+        with pytest.raises(SimulationError, match="cannot run"):
+            simulate(other, policy, record=False, engine="classes")
+
+
+def test_class_engine_carries_the_policy():
+    """Tests that the engine drives the policy object it was made from, with its tol."""
+    inst = _simultaneous()
+    policy = SincroniaOnline(timing="public", max_epochs=3)
+    engine = policy.class_engine(inst, 1e-6)
+    assert isinstance(engine, SincroniaOnlineClassEngine)
+    assert engine.policy is policy and engine.tol == 1e-6
+    assert engine.num_classes == inst.num_flows and engine.flow_weight is None
+    assert engine.flow_class.tolist() == list(range(inst.num_flows))
+    engine.run(lambda *a: None)
+    assert policy.log and policy.log[0].epoch.budget == 1.0  # the public timing's first
+
+
+def test_unsupported_policies_and_instances_are_rejected():
+    """Tests the engine's own errors: dependencies, another allocation, a subclass."""
+    with pytest.raises(InvalidScheduleError, match="dependencies"):
+        SincroniaOnlineClassEngine(SincroniaOnline(), with_dependencies(6))
+    with pytest.raises(InvalidScheduleError, match="greedy"):
+        SincroniaOnlineClassEngine(SincroniaOnline(allocation="madd"), _simultaneous())
+
+    class Sub(SincroniaOnline):
+        pass
+
+    with pytest.raises(InvalidScheduleError, match="subclass"):
+        SincroniaOnlineClassEngine(Sub(), _simultaneous())
+    assert SincroniaOnlineClassEngine.unsupported(SincroniaOnline(), _simultaneous()) is None
+
+
+def test_max_events_raises_like_simulate():
+    """Tests max_events: the simulator's error and message."""
+    inst = uniform(4, 8, density=0.4, release_rate=0.5, seed=1)
+    with pytest.raises(SimulationError) as ref:
+        simulate(inst, SincroniaOnline(), max_events=5, engine="flows")
+    with pytest.raises(SimulationError) as mine:
+        SincroniaOnlineClassEngine(SincroniaOnline(), inst).run(lambda *a: None, max_events=5)
+    assert str(mine.value) == str(ref.value)
+
+
+def test_engine_can_run_twice():
+    """Tests that run() starts from scratch each time (its state and the policy's are reset)."""
+    policy = SincroniaOnline()
+    engine = SincroniaOnlineClassEngine(policy, fb_like(10, num_ports=8, seed=1))
+    first = engine.run(lambda *a: None)
+    log = list(policy.log)
+    second = engine.run(lambda *a: None)
+    assert first.num_events == second.num_events and first.num_records == second.num_records
+    assert np.array_equal(first.flow_completion, second.flow_completion)
+    assert policy.log == log
+
+
+def test_completions_within_the_relative_tolerance_share_an_event():
+    """Tests the completion rule at a late time: two flows whose completions differ by less
+    than the tolerance relative to the time (completion_threshold) complete at one event."""
+    t0 = 1e4
+    inst = Instance(4, [0, 1], [0, 1], [0, 1], [1.0, 1.0 + 5e-6], coflow_release=[t0, t0])
+    _, run = _check_against_reference(inst)
+    assert run.flow_completion.tolist() == [t0 + 1.0] * 2
+
+
+def _recording(policy, seen):
+    """Wraps the policy object's decide (an instance attribute, so the policy keeps its type
+    and its engine) to record what each state shows."""
+    decide = policy.decide
+
+    def wrapped(state):
+        seen.append(
+            (
+                float(state.time),
+                state.flows.tolist(),
+                state.remaining.tolist(),
+                state.rate.tolist(),
+                sorted(state.arrived.tolist()),
+                sorted(state.completed.tolist()),
+                state.completed_at.tolist(),
+                sorted(state.completed_coflows.tolist()),
+                state.coflow_arrival.tolist(),
+                state.coflow_sent.tolist(),
+                bool(state.woken),
+            )
+        )
+        return decide(state)
+
+    policy.decide = wrapped
+
+
+@pytest.mark.parametrize("name", ["fb_like-spread", "uniform-online", "simultaneous", "example"])
+def test_python_decisions_see_the_simulators_state(name):
+    """Tests that at every event the engine hands to the policy's Python decide, the state
+    shows what the per-flow simulator's does at that event: active flows, remaining bytes,
+    rates, arrivals and completions since the last decision, coflow arrivals and bytes sent,
+    the wake-up flag."""
+    inst = INSTANCES[name]()
+    ref_policy, policy = SincroniaOnline(), SincroniaOnline()
+    want, got = [], []
+    _recording(ref_policy, want)
+    _recording(policy, got)
+    simulate(inst, ref_policy, engine="flows", record=False, verify_schedule=False)
+    SincroniaOnlineClassEngine(policy, inst).run(lambda *a: None)
+    assert 0 < len(got) < len(want) or len(got) == len(want)
+    for entry in got:
+        assert entry in want, f"no per-flow event at t={entry[0]} shows this state"
+    # every epoch start and every arrival went to Python
+    assert len(got) >= len(policy.log)
