@@ -15,9 +15,8 @@ import numpy as np
 from numba import njit
 
 from coflowlab._flow_state_jit import SINCE
-from coflowlab._flow_state_jit import apply as fs_apply
-from coflowlab._flow_state_jit import complete as fs_complete
 
+from ._event_loop_jit import OVERFLOW_RATES, next_event, settle_completions, write_rates
 from ._pfp_jit import match_step
 
 DONE, FULL, MAX_EVENTS, STALL, BAD_RATES, OVERFLOW = range(6)
@@ -101,42 +100,27 @@ def run(
             )  # fmt: skip
             nc = 0
             wakeup = np.inf if not exact or np.isinf(soonest) else t + max(soonest, tau)
-            if flows.shape[0] > room:  # more changes than the buffer was sized for
-                result = OVERFLOW
-                break
-            n, bad = fs_apply(
-                flows, rates, t, rows, alive, tree, off, tol, out_t, out_f, out_r, pos
+            n = write_rates(
+                flows, rates, t, room, rows, alive, tree, off, tol, out_t, out_f, out_r, pos
             )
-            if bad != 0:
-                result = BAD_RATES
+            if n < 0:
+                result = OVERFLOW if n == OVERFLOW_RATES else BAD_RATES
                 break
             pos += n
             records += n
         # the next event: a release, a completion or the wake-up
-        t_wake = wakeup if wakeup > t else np.inf
-        t_done = tree[root]
-        t_next = t_done
-        if rp < nrel and rel_time[rp] < t_next:
-            t_next = rel_time[rp]
-        if t_wake < t_next:
-            t_next = t_wake
+        t_next, t_done = next_event(t, wakeup, tree, root, rel_time, rp)
         if not np.isfinite(t_next):
             if active > 0:
                 result = STALL
             break
         t = t_next
-        thr = t + tol * max(1.0, abs(t))  # completion_threshold(t, tol)
-        if t_done <= thr:
-            fin, done = fs_complete(
-                thr, t, tree, off, rows, alive, flow_coflow, coflow_left, coflow_sent_done,
-                flow_done,
-            )  # fmt: skip
-            for q in range(fin.shape[0]):
-                completed[nc] = fin[q]
-                nc += 1
-            active -= fin.shape[0]
-            for q in range(done.shape[0]):
-                coflow_done[done[q]] = t
+        before = nc
+        nc, _ = settle_completions(
+            t, t_done, tol, tree, off, rows, alive, flow_coflow, coflow_left, coflow_sent_done,
+            flow_done, coflow_done, completed, nc,
+        )  # fmt: skip
+        active -= nc - before
     state_f[T_NOW] = t
     state_f[WAKEUP] = wakeup
     state_i[NEXT_RELEASE] = rp

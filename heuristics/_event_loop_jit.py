@@ -1,0 +1,71 @@
+"""Steps of the simulator's event loop (:func:`coflowlab.simulate`) shared by the compiled
+loops that run a per-flow policy on one rate class per flow (:mod:`.pfp_classes`,
+:mod:`.sincronia_online_classes`; docs/rate-classes.md), at module level so that numba's disk
+cache finds them. Each repeats what the simulator does with the same floating-point operations,
+on the simulator's own flow bookkeeping (:mod:`coflowlab._flow_state_jit`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from coflowlab._flow_state_jit import apply as fs_apply
+from coflowlab._flow_state_jit import complete as fs_complete
+
+OVERFLOW_RATES = -1
+""":func:`write_rates`: the decision changed more rates than the buffer's room for an event."""
+
+BAD_RATES = -2
+""":func:`write_rates`: the decision named an inactive flow or a non-finite rate."""
+
+
+@njit(cache=True)
+def write_rates(
+    flows, rates, t, room, rows, alive, tree, off, tol, out_t, out_f, out_r, pos
+):  # pragma: no cover - numba
+    """Applies a decision's rate changes at ``t`` (``FlowState.apply_into``) and writes them as
+    records from ``pos``; returns how many, or :data:`OVERFLOW_RATES` / :data:`BAD_RATES`."""
+    if flows.shape[0] > room:
+        return OVERFLOW_RATES
+    n, bad = fs_apply(flows, rates, t, rows, alive, tree, off, tol, out_t, out_f, out_r, pos)
+    if bad != 0:
+        return BAD_RATES
+    return n
+
+
+@njit(cache=True)
+def next_event(t, wakeup, tree, root, rel_time, rp):  # pragma: no cover - numba
+    """The simulator's next event after ``t``: the earliest of the next release (position
+    ``rp`` of ``rel_time``), the earliest projected completion (the tree's root) and a wake-up
+    later than ``t``; returns ``(t_next, t_done)``, ``t_done`` the earliest completion."""
+    t_wake = wakeup if wakeup > t else np.inf
+    t_done = tree[root]
+    t_next = t_done
+    if rp < rel_time.shape[0] and rel_time[rp] < t_next:
+        t_next = rel_time[rp]
+    if t_wake < t_next:
+        t_next = t_wake
+    return t_next, t_done
+
+
+@njit(cache=True)
+def settle_completions(
+    t, t_done, tol, tree, off, rows, alive, flow_coflow, coflow_left, coflow_sent_done,
+    flow_done, coflow_done, completed, nc,
+):  # fmt: skip  # pragma: no cover - numba
+    """The completions at ``t`` (``completion_threshold``, ``FlowState.complete``): the flows
+    due stop, are appended to ``completed`` from ``nc``, and the coflows they finish get
+    ``t``; returns the new ``nc`` and those coflows (increasing)."""
+    thr = t + tol * max(1.0, abs(t))  # completion_threshold(t, tol)
+    if t_done > thr:
+        return nc, np.empty(0, dtype=np.int64)
+    fin, done = fs_complete(
+        thr, t, tree, off, rows, alive, flow_coflow, coflow_left, coflow_sent_done, flow_done
+    )
+    for q in range(fin.shape[0]):
+        completed[nc] = fin[q]
+        nc += 1
+    for q in range(done.shape[0]):
+        coflow_done[done[q]] = t
+    return nc, done
