@@ -2,7 +2,9 @@
 loops that run a per-flow policy on one rate class per flow (:mod:`.pfp_classes`,
 :mod:`.sincronia_online_classes`; docs/rate-classes.md), at module level so that numba's disk
 cache finds them. Each repeats what the simulator does with the same floating-point operations,
-on the simulator's own flow bookkeeping (:mod:`coflowlab._flow_state_jit`).
+on the simulator's own flow bookkeeping (:mod:`coflowlab._flow_state_jit`). Also the
+statuses with which every compiled class loop returns (:mod:`.fair_classes` too) and the
+errors they mean (:func:`loop_error`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,35 @@ OVERFLOW_RATES = -1
 
 BAD_RATES = -2
 """:func:`write_rates`: the decision named an inactive flow or a non-finite rate."""
+
+LOOP_DONE, LOOP_FULL, LOOP_MAX_EVENTS, LOOP_STALL, LOOP_BAD_RATES, LOOP_OVERFLOW = range(6)
+"""Why a compiled event loop's ``run`` returned (module ints, which numba reads as constants;
+a loop with statuses of its own numbers them from ``LOOP_OVERFLOW + 1``): every flow has
+completed; the output buffer may not hold another event's records (or a pause for progress
+is due); the event count would exceed ``max_events``; active flows have no rate and nothing
+else is due; the decision named an inactive flow or a non-finite rate (``BAD_RATES`` from
+:func:`write_rates`); an event changed more rates than the buffer's room
+(``OVERFLOW_RATES``)."""
+
+
+def loop_error(
+    status: int, policy: str, t: float, active: int, max_events: int | None
+) -> str | None:
+    """The message of the :class:`coflowlab.simulator.SimulationError` a loop's ``status``
+    means, in the wording of :func:`coflowlab.simulate` (so that a class engine fails as the
+    per-flow path does), or ``None`` for a status that is no error (``LOOP_DONE``,
+    ``LOOP_FULL``, a loop's own). ``policy`` is the policy's name, ``t`` the time the loop
+    stopped at, ``active`` its active flows, ``max_events`` the run's argument."""
+    if status == LOOP_MAX_EVENTS:
+        return f"stopped after max_events={max_events} at t={t!r}"
+    if status == LOOP_STALL:
+        return (
+            f"policy {policy!r} stalls at t={t!r}: {active} active flows, none sending, and "
+            "no future arrival or wake-up"
+        )
+    if status in (LOOP_BAD_RATES, LOOP_OVERFLOW):  # pragma: no cover - a kernel bug
+        return f"policy {policy!r} returned malformed rate changes at t={t!r} (status {status})"
+    return None
 
 
 @njit(cache=True)

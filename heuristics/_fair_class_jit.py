@@ -13,8 +13,13 @@ from numba import njit
 
 from coflowlab._allocation_jit import lowest, maxmin_pairs
 
-DONE, FULL, MAX_EVENTS, STALL = range(4)
-"""Why :func:`run` returned."""
+from ._event_loop_jit import LOOP_DONE as DONE
+from ._event_loop_jit import LOOP_FULL as FULL
+from ._event_loop_jit import LOOP_MAX_EVENTS as MAX_EVENTS
+from ._event_loop_jit import LOOP_STALL as STALL
+
+# Why :func:`run` returns: the shared statuses (:data:`._event_loop_jit.LOOP_DONE`, ...), of
+# which this loop needs the first four.
 
 T_NOW, T_DONE = range(2)
 """``state_f`` entries: the time of the next event to process, the earliest projected

@@ -16,14 +16,20 @@ from numba import njit
 
 from coflowlab._flow_state_jit import SINCE
 
+from ._event_loop_jit import LOOP_BAD_RATES as BAD_RATES
+from ._event_loop_jit import LOOP_DONE as DONE
+from ._event_loop_jit import LOOP_FULL as FULL
+from ._event_loop_jit import LOOP_MAX_EVENTS as MAX_EVENTS
+from ._event_loop_jit import LOOP_OVERFLOW as OVERFLOW
+from ._event_loop_jit import LOOP_STALL as STALL
 from ._event_loop_jit import OVERFLOW_RATES, next_event, settle_completions, write_rates
 from ._pfp_jit import match_step
 
-DONE, FULL, MAX_EVENTS, STALL, BAD_RATES, OVERFLOW = range(6)
-"""Why :func:`run` returned. ``BAD_RATES``: the decision named an inactive flow or a
-non-finite rate, which the simulator rejects; ``OVERFLOW``: an event changed more rates than
-``room``. Neither can happen with positive finite equal capacities (at most one flow holds
-each port before and after an event)."""
+# Why :func:`run` returns: the shared statuses (:data:`._event_loop_jit.LOOP_DONE`, ...).
+# BAD_RATES (the decision named an inactive flow or a non-finite rate, which the simulator
+# rejects) and OVERFLOW (an event changed more rates than ``room``) cannot happen with
+# positive finite equal capacities (at most one flow holds each port before and after an
+# event).
 
 T_NOW, WAKEUP = range(2)
 """``state_f`` entries: the time of the next loop iteration (the simulator's ``t``, whose

@@ -22,16 +22,22 @@ from numba import njit
 
 from coflowlab._flow_state_jit import RATE, SENT, SINCE, SIZE
 
+from ._event_loop_jit import LOOP_BAD_RATES as BAD_RATES
+from ._event_loop_jit import LOOP_DONE as DONE
+from ._event_loop_jit import LOOP_FULL as FULL
+from ._event_loop_jit import LOOP_MAX_EVENTS as MAX_EVENTS
+from ._event_loop_jit import LOOP_OVERFLOW as OVERFLOW
+from ._event_loop_jit import LOOP_STALL as STALL
 from ._event_loop_jit import OVERFLOW_RATES, next_event, settle_completions, write_rates
 from ._sincronia_online_jit import count_coflows, greedy_fill, update_flows
 
-DONE, FULL, MAX_EVENTS, STALL, BAD_RATES, OVERFLOW, DECIDE = range(7)
-"""Why :func:`run` returned. ``DECIDE``: the event at ``state_f[T_NOW]`` needs the policy's
-Python ``decide`` (its rate changes are then passed back as ``pend_f``, ``pend_r`` with
-``state_i[PHASE] == 1``). ``BAD_RATES``: a decision named an inactive flow or a non-finite
-rate, which the simulator rejects; ``OVERFLOW``: an event changed more rates than ``room``.
-Neither can happen with the greedy kernels (at most one sender per port before and after an
-event)."""
+DECIDE = OVERFLOW + 1
+"""Why :func:`run` returned, besides the shared statuses (:data:`._event_loop_jit.LOOP_DONE`,
+...): the event at ``state_f[T_NOW]`` needs the policy's Python ``decide`` (its rate changes
+are then passed back as ``pend_f``, ``pend_r`` with ``state_i[PHASE] == 1``). ``BAD_RATES``
+(a decision named an inactive flow or a non-finite rate, which the simulator rejects) and
+``OVERFLOW`` (an event changed more rates than ``room``) cannot happen with the greedy
+kernels (at most one sender per port before and after an event)."""
 
 T_NOW, WAKEUP, EPOCH_UNTIL, EPOCH_END = range(4)
 """``state_f`` entries: the time of the current loop iteration (the simulator's ``t``, whose

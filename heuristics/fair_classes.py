@@ -166,6 +166,7 @@ class FairClassEngine:
             :func:`coflowlab.simulate`.
         """
         from . import _fair_class_jit as j
+        from ._event_loop_jit import loop_error
 
         inst = self.instance
         tol = self.tol
@@ -214,13 +215,9 @@ class FairClassEngine:
             buf.pos = pos
             t = float(state_f[j.T_NOW])
             events = int(state_i[j.EVENTS])
-            if status == j.MAX_EVENTS:
-                raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
-            if status == j.STALL:
-                raise SimulationError(
-                    f"policy {self.name!r} stalls at t={t!r}: {int(state_i[j.ACTIVE])} active "
-                    "flows, none sending, and no future arrival or wake-up"
-                )
+            message = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
+            if message is not None:
+                raise SimulationError(message)
             if status == j.DONE:
                 buf.finish(sink)
                 if progress is not None:

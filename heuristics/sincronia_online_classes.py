@@ -212,6 +212,7 @@ class SincroniaOnlineClassEngine:
             If an admission LP fails (raised by the policy).
         """
         from . import _sincronia_online_class_jit as j
+        from ._event_loop_jit import loop_error
 
         inst = self.instance
         nf, n = inst.num_flows, inst.num_coflows
@@ -299,18 +300,11 @@ class SincroniaOnlineClassEngine:
                 if buf.pos + room > len(buf.t):
                     buf.hand_over(sink, t)
                 continue
-            if status == j.MAX_EVENTS:
-                raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
-            if status == j.STALL:  # pragma: no cover - positive capacities always serve
-                raise SimulationError(
-                    f"policy {self.name!r} stalls at t={t!r}: {int(state_i[j.ACTIVE])} active "
-                    "flows, none sending, and no future arrival or wake-up"
-                )
-            if status in (j.BAD_RATES, j.OVERFLOW):  # pragma: no cover - a kernel bug
-                raise SimulationError(
-                    f"policy {self.name!r} returned malformed rate changes at t={t!r} "
-                    f"(status {status})"
-                )
+            # of the errors only MAX_EVENTS can come: positive capacities always serve (no
+            # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
+            message = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
+            if message is not None:
+                raise SimulationError(message)
             if status == j.DONE:
                 buf.finish(sink)
                 if progress is not None:

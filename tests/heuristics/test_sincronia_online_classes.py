@@ -11,75 +11,38 @@ record).
 
 from __future__ import annotations
 
+import class_engine_checks as checks
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from instance_kinds import GENERATED, unequal_capacities, with_dependencies
 
-from coflowlab import Fabric, Instance, simulate
+from coflowlab import Instance, simulate
 from coflowlab.constants import TOL
 from coflowlab.exceptions import InvalidScheduleError
 from coflowlab.heuristics.sincronia_online import SincroniaOnline
 from coflowlab.heuristics.sincronia_online_classes import SincroniaOnlineClassEngine
-from coflowlab.instances import fb_like, spread_flow_starts, uniform
+from coflowlab.instances import fb_like, uniform
 from coflowlab.simulator import SimulationError
 
 
 def _class_records(inst, policy=None, **kwargs):
-    """Runs the engine; returns its result, its records (copied), the chunks and the policy,
-    checking that each chunk is in time order and no time group is split between chunks."""
-    chunks = []
-
-    def sink(t, c, r):
-        assert len(t) == len(c) == len(r) > 0
-        assert np.all(np.diff(t) >= 0)
-        if chunks:
-            assert t[0] > chunks[-1][0][-1]
-        chunks.append((t.copy(), c.copy(), r.copy()))
-
+    """Runs the engine of ``policy`` (a new one by default); returns its result, its records
+    (copied) and the chunks."""
     policy = SincroniaOnline() if policy is None else policy
     kwargs.setdefault("max_events", 4 * inst.num_flows + 10_000)  # a loop that stalls fails
-    run = SincroniaOnlineClassEngine(policy, inst).run(sink, **kwargs)
-    if not chunks:
-        empty = np.zeros(0)
-        return run, (empty, np.zeros(0, dtype=np.int64), empty), chunks, policy
-    recs = tuple(np.concatenate([ch[k] for ch in chunks]) for k in range(3))
-    return run, recs, chunks, policy
-
-
-def _without_completion_records(sched, nf):
-    """The per-flow records less each flow's last one (the rate-0 record of its completion)."""
-    last = np.full(nf, -1, dtype=np.int64)
-    last[sched.flow] = np.arange(len(sched.flow))  # the last index of each flow wins
-    assert np.all(last >= 0) and np.all(sched.rate[last] == 0.0)
-    keep = np.ones(len(sched.flow), dtype=bool)
-    keep[last] = False
-    return sched.time[keep], sched.flow[keep], sched.rate[keep]
+    return checks.collect_records(SincroniaOnlineClassEngine(policy, inst), **kwargs)
 
 
 def _check_against_reference(inst, *, verify=True, **options):
-    ref_policy = SincroniaOnline(**options)
+    ref_policy, policy = SincroniaOnline(**options), SincroniaOnline(**options)
     ref = simulate(inst, ref_policy, engine="flows", record=True, verify_schedule=False)
-    run, recs, _, policy = _class_records(
-        inst, SincroniaOnline(**options), max_events=ref.num_events
-    )
-    assert run.num_events == ref.num_events
-    # the simulator's own completion times (not the verifier's): the same floats
-    assert np.array_equal(run.flow_completion, ref.flow_completion, equal_nan=True)
-    assert np.array_equal(run.coflow_completion, ref.coflow_completion, equal_nan=True)
-    assert run.num_records == len(recs[0]) == ref.num_records - inst.num_flows
-    want_recs = _without_completion_records(ref.schedule, inst.num_flows)
-    for mine, want in zip(recs, want_recs, strict=True):
-        assert np.array_equal(mine, want)
+    run, recs, _ = _class_records(inst, policy, max_events=ref.num_events)
+    checks.check_singleton_records(inst, run, recs, ref, equal_nan=True)
     assert policy.log == ref_policy.log  # the same epochs, LP values, orders
     if verify:
-        # verified on the class path: the verifier's completions agree within its tolerance
-        res = simulate(inst, SincroniaOnline(**options), record=False, engine="classes")
-        assert res.engine == "classes" and res.verified and res.num_events == ref.num_events
-        horizon = float(np.nanmax(ref.flow_completion)) if inst.num_flows else 0.0
-        time_tol = TOL * max(1.0, horizon)
-        np.testing.assert_allclose(res.flow_completion, ref.flow_completion, rtol=0, atol=time_tol)
+        checks.check_verified_class_path(inst, SincroniaOnline(**options), ref)
     return ref, run
 
 
@@ -92,28 +55,11 @@ def _example() -> Instance:
     )
 
 
-def _simultaneous() -> Instance:
-    # ties: equal sizes on one pair released together and at the same times as completions
-    return Instance(
-        2,
-        [0, 0, 0, 1, 1, 2, 2],
-        [0, 0, 1, 0, 1, 0, 1],
-        [0, 0, 1, 0, 1, 1, 0],
-        [2.0, 2.0, 4.0, 1.0, 3.0, 2.0, 2.0],
-        coflow_release=[0.0, 4.0, 4.0],
-    )
-
-
 INSTANCES = {
     "example": _example,
-    "simultaneous": _simultaneous,
-    "uniform-ties": lambda: uniform(3, 12, density=0.6, sizes=(1, 3), release_rate=2.0, seed=5),
-    "one-port": lambda: uniform(1, 6, release_rate=0.5, seed=8),
-    "fb_like": lambda: fb_like(20, num_ports=10, seed=3),
-    "fb_like-spread": lambda: spread_flow_starts(fb_like(12, num_ports=8, seed=4), 50.0, seed=4),
     "unequal-capacities": unequal_capacities,
-    "capacity-2": lambda: uniform(4, 8, density=0.5, release_rate=0.7, seed=9).replace(
-        fabric=Fabric(4, 2.0, 2.0)
+    **checks.engine_instances(
+        "simultaneous", "uniform-ties", "one-port", "fb_like", "fb_like-spread", "capacity-2"
     ),
     **{k: v for k, v in GENERATED.items() if k != "dependencies"},
 }
@@ -151,25 +97,9 @@ def test_larger_fb_like_many_epochs(seed):
     assert run.num_events > 300
 
 
-@st.composite
-def instances(draw):
-    m = draw(st.integers(1, 4))
-    nf = draw(st.integers(1, 14))
-    n = draw(st.integers(1, min(nf, 5)))
-    coflow = sorted(draw(st.lists(st.integers(0, n - 1), min_size=nf, max_size=nf)))
-    coflow = np.unique(coflow, return_inverse=True)[1]  # no empty coflow
-    n = int(coflow.max()) + 1
-    src = draw(st.lists(st.integers(0, m - 1), min_size=nf, max_size=nf))
-    dst = draw(st.lists(st.integers(0, m - 1), min_size=nf, max_size=nf))
-    size = draw(st.lists(st.sampled_from([1.0, 2.0, 3.0, 0.5, 7.25]), min_size=nf, max_size=nf))
-    release = draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.5, 6.0]), min_size=n, max_size=n))
-    cap = draw(st.sampled_from([1.0, 0.5, 3.0]))
-    return Instance(Fabric(m, cap, cap), coflow, src, dst, size, coflow_release=release)
-
-
 @settings(max_examples=150, deadline=None)
 @given(
-    instances(),
+    checks.small_instances(releases=(0.0, 1.0, 2.0, 3.5, 6.0)),
     st.sampled_from(["doubling", "public"]),
     st.sampled_from([1, 2, 3, 8]),
     st.sampled_from(["remaining", "original"]),
@@ -202,19 +132,11 @@ def test_tiny_chunks_give_the_same_records():
     never splitting a time group (checked in the sink), with chunks of bounded size, and
     that progress is reported in order up to the last event."""
     inst = fb_like(20, num_ports=10, seed=3)
-    big_run, big, big_chunks, _ = _class_records(inst)
-    small_run, small, small_chunks, _ = _class_records(inst, chunk=1)
-    assert len(big_chunks) == 1 and len(small_chunks) > 10
-    assert max(len(ch[0]) for ch in small_chunks) <= 8 * inst.num_ports
-    for a, b in zip(big, small, strict=True):
-        assert np.array_equal(a, b)
-    assert big_run.num_events == small_run.num_events
-    assert np.array_equal(big_run.flow_completion, small_run.flow_completion)
-    seen = []
-    SincroniaOnlineClassEngine(SincroniaOnline(), inst).run(
-        lambda *a: None, chunk=1, progress=lambda e, t: seen.append(e)
-    )
-    assert seen == sorted(seen) and seen[-1] == big_run.num_events
+
+    def engine():
+        return SincroniaOnlineClassEngine(SincroniaOnline(), inst)
+
+    checks.check_tiny_chunks(_class_records, engine, inst, 8 * inst.num_ports)
 
 
 def test_progress_is_reported_every_so_many_events(monkeypatch):
@@ -223,17 +145,7 @@ def test_progress_is_reported_every_so_many_events(monkeypatch):
     from coflowlab.heuristics import sincronia_online_classes
 
     inst = fb_like(20, num_ports=10, seed=3)
-    whole_run, whole, _, _ = _class_records(inst)
-    monkeypatch.setattr(sincronia_online_classes, "PROGRESS_EVENTS", 7)
-    seen = []
-    run, recs, _, _ = _class_records(inst, progress=lambda e, t: seen.append((e, t)))
-    events = [e for e, _ in seen]
-    assert events[-1] == run.num_events == whole_run.num_events > 100
-    assert max(np.diff([0, *events])) <= 7 and len(seen) >= run.num_events // 7
-    assert [t for _, t in seen] == sorted(t for _, t in seen)
-    for a, b in zip(whole, recs, strict=True):
-        assert np.array_equal(a, b)
-    assert np.array_equal(run.flow_completion, whole_run.flow_completion)
+    checks.check_progress_pauses(monkeypatch, sincronia_online_classes, _class_records, inst)
 
 
 def test_auto_takes_the_engine_only_where_it_applies():
@@ -268,7 +180,7 @@ def test_auto_takes_the_engine_only_where_it_applies():
 
 def test_class_engine_carries_the_policy():
     """Tests that the engine drives the policy object it was made from, with its tol."""
-    inst = _simultaneous()
+    inst = checks.simultaneous()
     policy = SincroniaOnline(timing="public", max_epochs=3)
     engine = policy.class_engine(inst, 1e-6)
     assert isinstance(engine, SincroniaOnlineClassEngine)
@@ -284,24 +196,25 @@ def test_unsupported_policies_and_instances_are_rejected():
     with pytest.raises(InvalidScheduleError, match="dependencies"):
         SincroniaOnlineClassEngine(SincroniaOnline(), with_dependencies(6))
     with pytest.raises(InvalidScheduleError, match="greedy"):
-        SincroniaOnlineClassEngine(SincroniaOnline(allocation="madd"), _simultaneous())
+        SincroniaOnlineClassEngine(SincroniaOnline(allocation="madd"), checks.simultaneous())
 
     class Sub(SincroniaOnline):
         pass
 
     with pytest.raises(InvalidScheduleError, match="subclass"):
-        SincroniaOnlineClassEngine(Sub(), _simultaneous())
-    assert SincroniaOnlineClassEngine.unsupported(SincroniaOnline(), _simultaneous()) is None
+        SincroniaOnlineClassEngine(Sub(), checks.simultaneous())
+    assert SincroniaOnlineClassEngine.unsupported(SincroniaOnline(), checks.simultaneous()) is None
 
 
 def test_max_events_raises_like_simulate():
     """Tests max_events: the simulator's error and message."""
     inst = uniform(4, 8, density=0.4, release_rate=0.5, seed=1)
-    with pytest.raises(SimulationError) as ref:
-        simulate(inst, SincroniaOnline(), max_events=5, engine="flows")
-    with pytest.raises(SimulationError) as mine:
-        SincroniaOnlineClassEngine(SincroniaOnline(), inst).run(lambda *a: None, max_events=5)
-    assert str(mine.value) == str(ref.value)
+    checks.assert_same_error(
+        lambda: simulate(inst, SincroniaOnline(), max_events=5, engine="flows"),
+        lambda: SincroniaOnlineClassEngine(SincroniaOnline(), inst).run(
+            lambda *a: None, max_events=5
+        ),
+    )
 
 
 def test_engine_can_run_twice():
@@ -310,19 +223,15 @@ def test_engine_can_run_twice():
     engine = SincroniaOnlineClassEngine(policy, fb_like(10, num_ports=8, seed=1))
     first = engine.run(lambda *a: None)
     log = list(policy.log)
-    second = engine.run(lambda *a: None)
-    assert first.num_events == second.num_events and first.num_records == second.num_records
-    assert np.array_equal(first.flow_completion, second.flow_completion)
+    checks.check_same_runs(first, engine.run(lambda *a: None))
     assert policy.log == log
 
 
 def test_completions_within_the_relative_tolerance_share_an_event():
     """Tests the completion rule at a late time: two flows whose completions differ by less
     than the tolerance relative to the time (completion_threshold) complete at one event."""
-    t0 = 1e4
-    inst = Instance(4, [0, 1], [0, 1], [0, 1], [1.0, 1.0 + 5e-6], coflow_release=[t0, t0])
-    _, run = _check_against_reference(inst)
-    assert run.flow_completion.tolist() == [t0 + 1.0] * 2
+    _, run = _check_against_reference(checks.late_near_tie(t0=1e4))
+    assert run.flow_completion.tolist() == [1e4 + 1.0] * 2
 
 
 def _recording(policy, seen):
