@@ -16,14 +16,15 @@ Usage::
         [--models exact,coflowsim] [--no-verify] [--synthetic] [--timeout S] [--package DIR]
         [--engine auto|flows|classes]
     python benchmarks/bench_simulate.py --scaling [--factors 1,2,5] [--policies fair]
+        [--plot FILE]
 
 ``--coflows N`` replays only the first N coflows of the trace (``Instance.subset``), to measure
 a slow policy quickly. ``--package DIR`` runs the timed processes with coflowlab imported from
 DIR, a copy of another version of the package (its sub-packages ``heuristics``, ``instances``
 ... copied inside it), to measure a baseline in the same session. ``--scaling`` times the
 exact model on synthetic FB-like workloads (:func:`coflowlab.instances.fb_like`) with 1x,
-2x, 5x ... the trace's number of coflows and prints the exponent of a least-squares fit
-``time ~ flows^k``.
+2x, 5x ... the trace's number of coflows and prints the exponents of least-squares fits
+``time ~ flows^k`` and ``time ~ events^k`` (``--plot FILE``: both curves, log-log, as a PNG).
 """
 
 from __future__ import annotations
@@ -212,16 +213,52 @@ def table(args: argparse.Namespace) -> int:
     return int(status)
 
 
-def scaling(args: argparse.Namespace) -> int:
+def fit_exponent(x: list[float], y: list[float]) -> float:
+    """The slope ``k`` of the least-squares line through ``(log x, log y)``: ``y ~ x^k``
+    (``nan`` with fewer than two distinct ``x``)."""
     import numpy as np
 
+    lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
+    if len(lx) < 2 or np.ptp(lx) == 0:
+        return math.nan
+    return float(np.polyfit(lx, ly, 1)[0])
+
+
+def plot_scaling(curves: dict[str, list[dict[str, Any]]], path: str) -> None:
+    """Writes a log-log figure of CPU time against flows and against events, one line per
+    policy, its fitted exponents in the legend (``curves``: policy -> the runs' figures)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    for ax, key, label in ((axes[0], "flows", "flows"), (axes[1], "events", "events")):
+        for policy, runs in curves.items():
+            x = [r[key] for r in runs]
+            y = [r["cpu"] for r in runs]
+            k = fit_exponent(x, y)
+            ax.loglog(x, y, "o-", label=f"{policy} (k = {k:.2f})")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # the decades only: no overlapping labels
+        ax.set_xlabel(f"{label} (log)")
+        ax.set_ylabel("CPU seconds (log)")
+        ax.set_title(f"exact model, verified: CPU time vs {label}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def scaling(args: argparse.Namespace) -> int:
     factors = [float(x) for x in args.factors.split(",")]
     verify = "0" if args.no_verify else "1"
     status = 0
+    curves: dict[str, list[dict[str, Any]]] = {}
     for policy in args.policies.split(","):
         print(f"scaling, exact model, {policy}, verification {'off' if args.no_verify else 'on'}")
         print(f"{'factor':>7}{'coflows':>9}{'flows':>11}{'events':>10}{'wall':>9}{'cpu':>9}  load")
-        flows, cpus = [], []
+        runs = curves.setdefault(policy, [])
         for x in factors:
             n = max(1, round(x * TRACE_COFLOWS))
             load = _load()
@@ -235,11 +272,14 @@ def scaling(args: argparse.Namespace) -> int:
                 f"{r['cpu']:9.2f}  {load}",
                 flush=True,
             )
-            flows.append(r["flows"])
-            cpus.append(max(r["cpu"], 1e-3))
-        if len(flows) >= 2:
-            k = np.polyfit(np.log(flows), np.log(cpus), 1)[0]
-            print(f"fitted exponent (CPU time ~ flows^k): k = {k:.2f}")
+            runs.append({**r, "cpu": max(r["cpu"], 1e-3)})
+        if len(runs) >= 2:
+            for key in ("flows", "events"):
+                k = fit_exponent([r[key] for r in runs], [r["cpu"] for r in runs])
+                print(f"fitted exponent (CPU time ~ {key}^k): k = {k:.2f}")
+    if args.plot and any(len(r) >= 2 for r in curves.values()):
+        plot_scaling({p: r for p, r in curves.items() if len(r) >= 2}, args.plot)
+        print(f"plot written to {args.plot}")
     return int(status)
 
 
@@ -253,6 +293,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     parser.add_argument("--scaling", action="store_true", help="time vs number of flows")
     parser.add_argument("--factors", default="1,2,5", help="--scaling: multiples of the trace")
+    parser.add_argument(
+        "--plot", metavar="FILE", help="--scaling: also write a log-log figure (PNG) to FILE"
+    )
     parser.add_argument(
         "--package",
         metavar="DIR",

@@ -402,9 +402,10 @@ def simulate(
         measured as the records are produced, so ``record=False`` keeps memory flat; they
         are the simulator's rates, checked by the verifier when verification is on.
     engine
-        ``"auto"`` (default): the policy's compiled rate-class engine when it has one (per-flow
-        fair sharing, per-flow priority) and nothing needs per-flow records (``record=False``, no ``fairness``,
-        labels not hidden, no coflow dependencies), else the per-flow event loop.
+        ``"auto"`` (default): the policy's compiled rate-class engine when it has one
+        (per-flow fair sharing, per-flow priority, online Sincronia) and nothing needs
+        per-flow records (``record=False``, no ``fairness``, labels not hidden, no coflow
+        dependencies), else the per-flow event loop.
         ``"flows"``: always the per-flow event loop (the reference). ``"classes"``: the class
         engine, or :class:`SimulationError` saying why it cannot run. Both give the same
         events and, within the tolerance, the same completion times
