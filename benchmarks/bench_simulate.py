@@ -155,16 +155,16 @@ def _load() -> str:
 
 
 def _cells(r: dict[str, Any] | str | None, records: bool) -> str:
-    width = 54 if records else 41
+    width = 62 if records else 46
     if r is None:
         return " " * width
     if isinstance(r, str):
         return f"{r:<{width}}"
     # class records (one per rate class: docs/rate-classes.md) are marked "c"
-    rec = f"{r['records']:>12,}{'c' if r.get('classes') else ' '}" if records else ""
+    rec = f" {r['records']:>14,}{'c' if r.get('classes') else ' '}" if records else ""
     flag = "" if r["verified"] else "*"
     return (
-        f"{r['events']:>10,}{rec} {r['wall']:8.2f}{flag:1} {r['cpu']:8.2f} {r['peak_mb']:9.0f}   "
+        f"{r['events']:>14,}{rec} {r['wall']:8.2f}{flag:1} {r['cpu']:8.2f} {r['peak_mb']:9.0f}   "
     )
 
 
@@ -184,7 +184,7 @@ def table(args: argparse.Namespace) -> int:
         scope = f"first {args.coflows} coflows" if args.coflows else "all coflows"
         print(f"{source} ({scope}); verification {'off' if args.no_verify else 'on'}; {_load()}")
         print(
-            f"{'policy':<19}{'exact: events':>14}{'records':>13}{'wall':>9}{'cpu':>9}"
+            f"{'policy':<19}{'exact: events':>14}{'records':>16}{'wall':>9}{'cpu':>9}"
             f"{'MB':>10}  {'coflowsim: events':>17}{'wall':>9}{'cpu':>9}{'MB':>10}  "
             f"{'Java (s)':>8}  load"
         )
