@@ -134,13 +134,17 @@ def test_ctrl_c_during_simulate_exits_130_without_traceback(tmp_path):
     stderr, no traceback."""
     path = tmp_path / "fb.json"
     write_json(fb_like(400, seed=1), path)
-    # the child says when the package has loaded, so that the interrupt does not reach the
-    # imports (a fixed sleep raced them on a loaded machine); 5 s more, because once, 1 s
-    # after loading, the child ran on and exited 0 (our guess: the interrupt was lost while
-    # numba loaded the kernels from its cache); the simulation runs for tens of seconds
+    # the child says when the package has loaded and its kernels are compiled (a run on the
+    # first coflow), so that the interrupt reaches neither the imports (a fixed sleep raced
+    # them on a loaded machine) nor numba: an interrupt while numba compiles a kernel is
+    # lost (the child ran on and exited 0, reproduced with an empty numba cache); 5 s more
+    # into the simulation, which runs for several seconds more
     script = (
-        "import sys; from coflowlab.cli import main; print('loaded', file=sys.stderr, "
-        "flush=True); sys.exit(main(sys.argv[1:]))"
+        "import sys; from coflowlab.cli import main; from coflowlab import simulate; "
+        "from coflowlab.heuristics import make_policy; from coflowlab.instances import "
+        "read_instance; i = read_instance(sys.argv[2]).subset([0]); "
+        "simulate(i, make_policy('fair', i), record=False); "
+        "print('loaded', file=sys.stderr, flush=True); sys.exit(main(sys.argv[1:]))"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", script, "simulate", str(path), "--policy", "fair"],
