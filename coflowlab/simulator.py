@@ -60,6 +60,21 @@ class SimulationError(CoflowlabError):
     """The simulation cannot continue (a policy stalls, or returns malformed rates)."""
 
 
+def max_events_error(max_events: int | None, t: float) -> SimulationError:
+    """The error of a run stopped by ``max_events`` at time ``t`` (the per-flow loop's and
+    every compiled class loop's, so that both fail alike)."""
+    return SimulationError(f"stopped after max_events={max_events} at t={t!r}")
+
+
+def stall_error(policy: str, t: float, active: int) -> SimulationError:
+    """The error of a run whose ``active`` flows all have rate 0 at ``t`` with nothing else
+    due (the per-flow loop's and every compiled class loop's)."""
+    return SimulationError(
+        f"policy {policy!r} stalls at t={t!r}: {active} active flows, none sending, and no "
+        "future arrival or wake-up"
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class SimulationResult:
     """The outcome of one simulation.
@@ -508,7 +523,7 @@ def simulate(
         if fl.count:
             events += 1
             if max_events is not None and events > max_events:
-                raise SimulationError(f"stopped after max_events={max_events} at t={t!r}")
+                raise max_events_error(max_events, t)
             if progress is not None:
                 progress(events, t)
             completed = _cat(completed_since)
@@ -576,10 +591,7 @@ def simulate(
         t_next = min(arrivals.next_time(), t_done, t_wake)
         if math.isinf(t_next):
             if fl.count:
-                raise SimulationError(
-                    f"policy {policy.name!r} stalls at t={t!r}: {fl.count} active flows, none "
-                    "sending, and no future arrival or wake-up"
-                )
+                raise stall_error(policy.name, t, fl.count)
             break
         recorder.flush_if_large(t_next)
         woken = t_next >= wakeup

@@ -9,11 +9,16 @@ errors they mean (:func:`loop_error`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit
 
 from coflowlab._flow_state_jit import apply as fs_apply
 from coflowlab._flow_state_jit import complete as fs_complete
+
+if TYPE_CHECKING:
+    from coflowlab.simulator import SimulationError
 
 OVERFLOW_RATES = -1
 """:func:`write_rates`: the decision changed more rates than the buffer's room for an event."""
@@ -33,21 +38,22 @@ else is due; the decision named an inactive flow or a non-finite rate (``BAD_RAT
 
 def loop_error(
     status: int, policy: str, t: float, active: int, max_events: int | None
-) -> str | None:
-    """The message of the :class:`coflowlab.simulator.SimulationError` a loop's ``status``
-    means, in the wording of :func:`coflowlab.simulate` (so that a class engine fails as the
-    per-flow path does), or ``None`` for a status that is no error (``LOOP_DONE``,
-    ``LOOP_FULL``, a loop's own). ``policy`` is the policy's name, ``t`` the time the loop
-    stopped at, ``active`` its active flows, ``max_events`` the run's argument."""
+) -> SimulationError | None:
+    """The :class:`coflowlab.simulator.SimulationError` a loop's ``status`` means, as
+    :func:`coflowlab.simulate` words it (so that a class engine fails as the per-flow path
+    does), or ``None`` for a status that is no error (``LOOP_DONE``, ``LOOP_FULL``, a loop's
+    own). ``policy`` is the policy's name, ``t`` the time the loop stopped at, ``active`` its
+    active flows, ``max_events`` the run's argument."""
+    from coflowlab.simulator import SimulationError, max_events_error, stall_error
+
     if status == LOOP_MAX_EVENTS:
-        return f"stopped after max_events={max_events} at t={t!r}"
+        return max_events_error(max_events, t)
     if status == LOOP_STALL:
-        return (
-            f"policy {policy!r} stalls at t={t!r}: {active} active flows, none sending, and "
-            "no future arrival or wake-up"
-        )
+        return stall_error(policy, t, active)
     if status in (LOOP_BAD_RATES, LOOP_OVERFLOW):  # pragma: no cover - a kernel bug
-        return f"policy {policy!r} returned malformed rate changes at t={t!r} (status {status})"
+        return SimulationError(
+            f"policy {policy!r} returned malformed rate changes at t={t!r} (status {status})"
+        )
     return None
 
 

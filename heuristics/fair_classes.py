@@ -41,7 +41,6 @@ from coflowlab.class_simulation import ClassRun, RecordBuffer
 from coflowlab.constants import TOL
 from coflowlab.exceptions import InvalidScheduleError
 from coflowlab.instance import Instance
-from coflowlab.simulator import SimulationError
 
 __all__ = ["FairClassEngine"]
 
@@ -215,9 +214,9 @@ class FairClassEngine:
             buf.pos = pos
             t = float(state_f[j.T_NOW])
             events = int(state_i[j.EVENTS])
-            message = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
-            if message is not None:
-                raise SimulationError(message)
+            error = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
+            if error is not None:
+                raise error
             if status == j.DONE:
                 buf.finish(sink)
                 if progress is not None:

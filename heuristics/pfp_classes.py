@@ -41,7 +41,7 @@ from coflowlab.constants import TOL
 from coflowlab.exceptions import InvalidScheduleError
 from coflowlab.flow_state import FlowState
 from coflowlab.instance import Instance
-from coflowlab.simulator import SimulationError, instance_view
+from coflowlab.simulator import instance_view
 
 from .baselines import PerFlowPriority, TieBreak
 
@@ -227,9 +227,9 @@ class PFPClassEngine:
             events = int(state_i[j.EVENTS])
             # of the errors only MAX_EVENTS can come: positive capacities always serve (no
             # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
-            message = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
-            if message is not None:
-                raise SimulationError(message)
+            error = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
+            if error is not None:
+                raise error
             if status == j.DONE:
                 buf.finish(sink)
                 if progress is not None:

@@ -302,9 +302,9 @@ class SincroniaOnlineClassEngine:
                 continue
             # of the errors only MAX_EVENTS can come: positive capacities always serve (no
             # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
-            message = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
-            if message is not None:
-                raise SimulationError(message)
+            error = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
+            if error is not None:
+                raise error
             if status == j.DONE:
                 buf.finish(sink)
                 if progress is not None:

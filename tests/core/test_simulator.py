@@ -169,7 +169,11 @@ class Phantom(Stuck):
 @pytest.mark.parametrize(
     ("policy", "message"),
     [
-        (Stuck(), "stalls at t=0.0: 1 active flows"),
+        (
+            Stuck(),
+            "policy 'toy-stuck' stalls at t=0.0: 1 active flows, none sending, and no future "
+            "arrival or wake-up",
+        ),
         (WrongShape(), "returned 2 rates for 1 active flows"),
         (Greedy2x(), "infeasible schedule"),
         (Phantom(), "not active"),
@@ -209,7 +213,7 @@ def test_rejected_coflows_send_nothing_and_are_reported():
 def test_max_events_stops_the_run():
     """Tests the event limit."""
     inst = Instance.from_matrices([[[1.0]], [[1.0]], [[1.0]]])
-    with pytest.raises(SimulationError, match="max_events=1"):
+    with pytest.raises(SimulationError, match=r"^stopped after max_events=1 at t=\d"):
         simulate(inst, Greedy(), max_events=1)
 
 
