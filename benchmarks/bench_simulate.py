@@ -160,7 +160,8 @@ def _cells(r: dict[str, Any] | str | None, records: bool) -> str:
         return " " * width
     if isinstance(r, str):
         return f"{r:<{width}}"
-    # class records (one per rate class: docs/rate-classes.md) are marked "c"
+    # a class engine's records (one per rate class: docs/rate-classes.md; HUG's engine writes
+    # the per-flow records) are marked "c"
     rec = f" {r['records']:>14,}{'c' if r.get('classes') else ' '}" if records else ""
     flag = "" if r["verified"] else "*"
     return (
@@ -207,7 +208,8 @@ def table(args: argparse.Namespace) -> int:
                 flush=True,
             )
         print(
-            "(* = not verified; c = class records; Java: CoflowSim on the whole trace, "
+            "(* = not verified; c = a class engine's records: class records, or per-flow "
+            "records for hug and hug-cooperative; Java: CoflowSim on the whole trace, "
             "measured once)"
         )
     return int(status)

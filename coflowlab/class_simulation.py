@@ -60,12 +60,21 @@ class ClassRun:
 
 
 class ClassEngine(Protocol):
-    """A compiled replay of one policy on rate classes."""
+    """A compiled replay of one policy on rate classes.
+
+    ``per_flow_records``: the engine writes one class per flow and every rate change of the
+    per-flow simulator, including the rate-0 record of each completion, so that its records
+    are per-flow records; they are then checked by the per-flow
+    :class:`~coflowlab.verifier.FluidVerifier` (a flow sends at its last rate until its next
+    record), which is cheaper per record than the class verifier. An engine that claimed it
+    and left out a completion record would be caught there (bytes beyond a flow's size).
+    """
 
     name: str
     num_classes: int
     flow_class: IntArray
     flow_weight: FloatArray | None
+    per_flow_records: bool
 
     def run(
         self,
@@ -152,13 +161,18 @@ def run_classes(
     max_events: int | None,
     progress: Callable[[int, float], None] | None,
 ) -> tuple[ClassRun, object, float]:
-    """Runs ``engine``, streaming its records to a :class:`ClassVerifier` (when verifying);
-    returns the engine's run, the verification report (or ``None``) and the wall time."""
+    """Runs ``engine``, streaming its records to a :class:`ClassVerifier` (when verifying;
+    a :class:`FluidVerifier` for an engine with ``per_flow_records``); returns the engine's
+    run, the verification report (or ``None``) and the wall time."""
     from .class_verifier import ClassVerifier
+    from .verifier import FluidVerifier
 
     started = _time.perf_counter()
-    checker = (
-        ClassVerifier(
+    checker: ClassVerifier | FluidVerifier | None = None
+    if verify_schedule and engine.per_flow_records:
+        checker = FluidVerifier(instance, tol=tol, horizon=None)
+    elif verify_schedule:
+        checker = ClassVerifier(
             instance,
             engine.flow_class,
             engine.num_classes,
@@ -166,9 +180,6 @@ def run_classes(
             tol=tol,
             horizon=None,
         )
-        if verify_schedule
-        else None
-    )
 
     def sink(t: FloatArray, c: IntArray, r: FloatArray) -> None:
         if checker is not None:

@@ -25,6 +25,8 @@ import heapq
 import numpy as np
 from numba import njit
 
+from coflowlab._flow_state_jit import RATE, SENT, SINCE
+
 
 @njit(cache=True)
 def group_loads(
@@ -35,6 +37,44 @@ def group_loads(
     and sums each coflow's remaining bytes per link in the order of the flows. A flow's
     remaining bytes are ``flow_size - sent``, clamped at 0 (as
     ``np.maximum(state.remaining, 0)``: the same operations, without the state's gathers).
+    The work is :func:`_group_loads`'s (documented there)."""
+    return _group_loads(
+        flows, sent, np.empty((0, 4)), 0.0, flow_size, flow_coflow, flow_src, flow_dst, m,
+        pos, load_rows, count_rows, counts,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def group_loads_at(
+    flows, t, rows, flow_size, flow_coflow, flow_src, flow_dst, m, pos, load_rows,
+    count_rows, counts,
+):  # pragma: no cover  # fmt: skip
+    """:func:`group_loads` with each flow's bytes sent read from the simulator's flow rows
+    (:mod:`coflowlab._flow_state_jit`) at ``t``, with ``FlowState.sent``'s operations
+    (``sent + rate (t - since)``): the same floats, without a pass that writes them out
+    (HUG's compiled event loop, :mod:`.hug_classes`)."""
+    return _group_loads(
+        flows, np.empty(0), rows, t, flow_size, flow_coflow, flow_src, flow_dst, m, pos,
+        load_rows, count_rows, counts,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _sent(p, f, sent, frows, t):  # pragma: no cover
+    """Flow ``f``'s bytes sent: ``sent[p]``, or from its row at ``t`` when ``frows`` has
+    rows (``FlowState.sent``'s operations)."""
+    if frows.shape[0] == 0:
+        return sent[p]
+    return frows[f, SENT] + frows[f, RATE] * (t - frows[f, SINCE])
+
+
+@njit(cache=True)
+def _group_loads(
+    flows, sent, frows, now, flow_size, flow_coflow, flow_src, flow_dst, m, pos, load_rows,
+    count_rows, counts,
+):  # pragma: no cover  # fmt: skip
+    """The grouping of :func:`group_loads` and :func:`group_loads_at` (bytes sent from
+    ``sent``, or from the flow rows ``frows`` at ``now`` when it has rows).
 
     When the coflows of ``flows`` never decrease (flows in increasing order, coflows
     numbered in flow order, as on the trace), one pass: a coflow's position is known when
@@ -69,7 +109,7 @@ def group_loads(
         g = nc - 1
         s = flow_src[f]
         t = flow_dst[f]
-        r = flow_size[f] - sent[p]
+        r = flow_size[f] - _sent(p, f, sent, frows, now)
         r = r if r > 0.0 else 0.0  # np.maximum(remaining, 0.0)
         group[p] = g
         src[p] = s
@@ -104,7 +144,7 @@ def group_loads(
         g = pos[flow_coflow[f]]
         s = flow_src[f]
         t = flow_dst[f]
-        r = flow_size[f] - sent[p]
+        r = flow_size[f] - _sent(p, f, sent, frows, now)
         r = r if r > 0.0 else 0.0
         group[p] = g
         src[p] = s

@@ -115,6 +115,7 @@ class FairClassEngine:
             instance.flow_src * m + instance.flow_dst, dtype=np.int64
         )
         self.flow_weight: None = None
+        self.per_flow_records = False
         self.incremental = True  # False: maxmin_pairs from scratch at every event
         fab = instance.fabric
         self._cap_in = np.array(np.broadcast_to(fab.ingress_capacity, (m,)), dtype=np.float64)

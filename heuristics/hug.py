@@ -23,7 +23,7 @@ the capped mode (every coflow's progress is ``P*``, its bottleneck being capped 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -38,6 +38,11 @@ from .correlation import (
     optimal_isolation,
     unit_rates,
 )
+
+if TYPE_CHECKING:
+    from coflowlab.instance import Instance
+
+    from .hug_classes import HUGClassEngine
 
 __all__ = ["HUG", "HUGCooperative"]
 
@@ -59,6 +64,8 @@ class HUG:
         by slot, one coflow on one link; uncapped: by port pair) give the reference's
         rates to roundings (within 1e-12 of the largest capacity,
         tests/heuristics/test_correlation_fast.py). ``False``: the NumPy reference.
+        With ``fast=True`` and no misreports, :func:`coflowlab.simulate` replays the whole
+        run in one compiled loop (:meth:`class_engine`).
 
     Examples
     --------
@@ -98,6 +105,18 @@ class HUG:
         self.cap_out = np.asarray(view.cap_out, dtype=float)
         self.p_star = float("nan")
         self.grouping = Grouping(view, counts=not self.cooperative) if self.fast else None
+
+    def class_engine(self, instance: Instance, tol: float) -> HUGClassEngine | None:
+        """The whole replay in one compiled event loop (one rate class per flow) that
+        :func:`coflowlab.simulate` uses when it can (:mod:`coflowlab.class_simulation`,
+        :mod:`coflowlab.heuristics.hug_classes`); ``None`` where it does not apply
+        (``fast=False``, misreports, coflow dependencies, or a subclass, whose changes the
+        engine would not see), so the per-flow event loop runs."""
+        from .hug_classes import HUGClassEngine
+
+        if HUGClassEngine.unsupported(self, instance) is not None:
+            return None
+        return HUGClassEngine(self, instance, tol=tol)
 
     def decide(self, state: ObservedState) -> Decision:
         assert isinstance(state, ClairvoyantState)

@@ -130,6 +130,7 @@ class PFPClassEngine:
         self.num_classes: int = nf
         self.flow_class: IntArray = np.arange(nf, dtype=np.int64)
         self.flow_weight: None = None
+        self.per_flow_records = False
         # releases in the simulator's order (coflowlab.simulator._Arrivals): by time (not
         # before 0), then coflow, then flow index
         release = np.maximum(np.asarray(instance.flow_release, dtype=np.float64), 0.0)

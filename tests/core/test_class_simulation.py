@@ -88,9 +88,22 @@ class _Doubled:
         self.engine = engine
         self.name, self.num_classes = engine.name, engine.num_classes
         self.flow_class, self.flow_weight = engine.flow_class, engine.flow_weight
+        self.per_flow_records = engine.per_flow_records
 
     def run(self, sink, **kw):
         return self.engine.run(lambda t, c, r: sink(t, c, 2 * r), **kw)
+
+
+class _NoCompletionRecords(_Doubled):
+    """A per-flow-record engine that leaves out the rate-0 record of each completion."""
+
+    def run(self, sink, **kw):
+        def keep(t, c, r):
+            sent = r != 0.0
+            if sent.any():
+                sink(t[sent], c[sent], r[sent])
+
+        return self.engine.run(keep, **kw)
 
 
 def test_a_wrong_class_engine_is_caught_by_the_verifier(monkeypatch):
@@ -104,3 +117,23 @@ def test_a_wrong_class_engine_is_caught_by_the_verifier(monkeypatch):
     with pytest.raises(SimulationError, match="infeasible") as err:
         simulate(inst, FairSharing(), record=False)
     assert "capacity" in str(err.value)
+
+
+def test_per_flow_records_go_to_the_per_flow_verifier(monkeypatch):
+    """Tests that an engine with per_flow_records is checked under per-flow semantics (a flow
+    sends at its last rate until its next record): HUG's engine is verified feasible with the
+    per-flow path's completion times bit for bit, and the same engine without its completion
+    records is caught (its flows would send beyond their sizes)."""
+    from coflowlab.heuristics.hug import HUG
+
+    inst = uniform(4, 6, seed=5)
+    res = simulate(inst, HUG(), record=False, engine="classes")
+    ref = simulate(inst, HUG(), record=False, engine="flows")
+    assert res.verified and res.report.feasible
+    assert np.array_equal(res.flow_completion, ref.flow_completion)
+    real = HUG.class_engine
+    monkeypatch.setattr(
+        HUG, "class_engine", lambda self, i, tol: _NoCompletionRecords(real(self, i, tol))
+    )
+    with pytest.raises(SimulationError, match="infeasible"):
+        simulate(inst, HUG(), record=False, engine="classes")

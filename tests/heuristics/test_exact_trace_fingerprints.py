@@ -19,7 +19,7 @@ import pytest
 
 FILE = Path(__file__).resolve().parents[1] / "data" / "exact_trace_cct.json"
 STORED: dict[str, dict] = json.loads(FILE.read_text())["policies"] if FILE.exists() else {}
-CLASS_ENGINES = ("fair", "pfp", "sincronia-online")
+CLASS_ENGINES = ("fair", "hug", "hug-cooperative", "pfp", "sincronia-online")
 CASES = [(p, "auto") for p in sorted(STORED)] + [(p, "flows") for p in CLASS_ENGINES]
 
 
