@@ -115,3 +115,81 @@ def subset_tables(load_after, levels, w, succ, whole, tol):  # pragma: no cover 
                     best = value
         chain[s] = best
     return span, chain
+
+
+REL_TOL = 1e-10
+"""As :data:`coflowlab.formulations.fluid_bounds._REL_TOL` (a proof of ``chain(U) ≥ T``
+accepts ``T (1 - 1e-10)``)."""
+
+WORK, REFINED, BUDGET, STOPPED = range(4)
+"""Entries of ``state`` in :func:`lazy_search`: subsets refined in this call, over all calls,
+the budget per call, and whether the budget stopped this call (0 or 1)."""
+
+
+@njit(cache=True)
+def lazy_search(
+    mask, target, n, loads, levels, whole, tol, single, port_time, w, port_order, succ, low,
+    high, state,
+):  # fmt: skip  # pragma: no cover - numba
+    """``LazyChainBound._bound`` compiled: a lower bound on ``chain(mask)``, at least
+    ``target`` when the search proves it within the budget (the module notes of
+    :mod:`coflowlab.formulations.fluid_bounds`). ``low`` and ``high`` are the memos (typed
+    dicts from masks to floats), ``succ[j]`` the mask of the coflows ``j`` must precede,
+    ``state`` the counters (:data:`WORK`, ...). The same operations in the same order as the
+    Python search, so the same values and memos bit for bit; masks fit an int64 (at most 62
+    coflows)."""
+    old = low.get(mask, -np.inf)
+    goal = target - REL_TOL * max(1.0, abs(target))
+    if old >= goal or high.get(mask, np.inf) <= target:
+        return old
+    span, floors = subset_step(
+        mask, n, loads, levels, whole, tol, single, port_time, w, port_order
+    )
+    # per eligible j, in increasing j: w_j span + a bound on chain(U - j)
+    js = np.empty(n, dtype=np.int64)
+    cand = np.empty(n)
+    k = 0
+    members = 0
+    for j in range(n):
+        if not (mask >> j) & 1:
+            continue
+        members += 1
+        if mask & succ[j]:
+            continue  # a coflow that must complete after j is in U
+        child = low.get(mask ^ (1 << j), -np.inf)
+        js[k] = j
+        cand[k] = w[j] * span + max(floors[j], child)
+        k += 1
+    failed = False
+    order = np.argsort(cand[:k], kind="mergesort")  # stable: ties in increasing j
+    for q in order:
+        if cand[q] >= goal:
+            break
+        if state[STOPPED] != 0:
+            break
+        state[WORK] += 1
+        state[REFINED] += 1
+        if state[WORK] > state[BUDGET]:
+            state[STOPPED] = 1
+            break
+        j = js[q]
+        gain = w[j] * span
+        got = lazy_search(
+            mask ^ (1 << j), target - gain, n, loads, levels, whole, tol, single, port_time,
+            w, port_order, succ, low, high, state,
+        )  # fmt: skip
+        cand[q] = max(cand[q], gain + got)
+        if cand[q] < goal:
+            failed = True  # certified unless the search was stopped meanwhile
+            break
+    value = 0.0
+    if members > 0:
+        value = np.inf
+        for q in range(k):
+            if cand[q] < value:
+                value = cand[q]
+    if value > old:
+        low[mask] = value
+    if failed and state[STOPPED] == 0:
+        high[mask] = min(high.get(mask, np.inf), target)
+    return max(value, old)

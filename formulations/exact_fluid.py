@@ -30,8 +30,9 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
       (:class:`~coflowlab.formulations.fluid_bounds.LazyChainBound`) proves per node only
       what prunes it, ``chain(U) ≥ T`` for the node's threshold ``T``, by a depth-first
       search over the last coflow with memos per subset (proven lower bounds, certified
-      failures) and Smith/single-coflow floors; a budget of ``chain_budget`` subsets per
-      call (and the time limit) stop it with a valid, weaker value. ``"auto"`` (default):
+      failures) and Smith/single-coflow floors, in compiled code up to 62 coflows; a budget
+      of ``chain_budget`` subsets per call (and the time limit) stop it with a valid, weaker
+      value. ``"auto"`` (default):
       the table up to that many coflows, lazy above;
     - ``Σ w (r + ρ)`` (docs/theory.md#f3);
     - per port ``v`` and release level ``R``: ``R · w(U_R) + Smith_v(U_R) + Σ_{U \\ U_R}

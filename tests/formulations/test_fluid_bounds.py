@@ -216,3 +216,58 @@ def test_time_limit_with_the_lazy_bound_returns_a_verified_incumbent_and_bound()
     # at least the plain bound Σ w (r + ρ), computed here from the instance
     plain = float(np.dot(inst.coflow_weight, inst.coflow_release + inst.bottleneck))
     assert sol.bound >= plain * (1 - 1e-9)
+
+
+# ---------------------------------------------------------------- compiled against Python
+def _lazy_pair(data: _Data, prec: np.ndarray, budget: int) -> tuple[LazyChainBound, ...]:
+    args = (data.load_after, data.levels, data.w, prec, data.lb_single, data.port_time)
+    return tuple(
+        LazyChainBound(*args, whole=data.integral, budget=budget, compiled=compiled)
+        for compiled in (True, False)
+    )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_search_equals_the_python_search(seed: int) -> None:
+    """The compiled search against the Python one (the reference) on one sequence of calls:
+    the same values bit for bit, the same memos (proven bounds, certified failures) and
+    subsets refined; with and without releases, whole slots, random precedences, budgets
+    that stop the search, targets just below, at and above the tabulated chain value."""
+    rng = np.random.default_rng([11, seed])
+    inst = uniform(
+        int(1 + seed % 4), int(3 + seed % 9), density=0.6, sizes=(1, 9), weights=(0, 3),
+        release_rate=0.5 if seed % 2 else None, seed=seed,
+    )  # fmt: skip
+    table = _Data(inst, SolverOptions(), math.inf, integral=seed % 3 == 0, chain_bound="table")
+    assert table.chain is not None
+    n = table.n
+    prec = np.triu(rng.random((n, n)) < (0.2 if seed % 4 == 1 else 0.0), 1)
+    fast, slow = _lazy_pair(table, prec, budget=(3, 40, 10**6)[seed % 3])
+    assert fast.compiled and not slow.compiled
+    for _ in range(60):
+        mask = int(rng.integers(1, 1 << n))
+        target = float(table.chain[mask]) * float(rng.choice([0.5, 0.99, 1.0, 1 + 1e-11, 1.01]))
+        got, want = fast.bound(mask, target), slow.bound(mask, target)
+        assert np.float64(got).tobytes() == np.float64(want).tobytes(), (mask, target)
+    assert dict(fast.low) == slow.low
+    assert dict(fast.high) == slow.high
+    assert fast.refined == slow.refined
+
+
+def test_compiled_search_out_of_time_refines_nothing() -> None:
+    """Out of time, the compiled search refines no subset and still returns a bound (the
+    floors' least candidate); above 62 coflows the Python search runs."""
+    inst = uniform(3, 9, density=0.6, sizes=(1, 9), seed=3)
+    data = _Data(inst, SolverOptions(), math.inf, chain_bound="table")
+    assert data.chain is not None
+    full = (1 << data.n) - 1
+    lazy = LazyChainBound(
+        data.load_after, data.levels, data.w, data.prec, data.lb_single, data.port_time,
+        time_left=lambda: 0.0,
+    )  # fmt: skip
+    value = lazy.bound(full, float(data.chain[full]))
+    assert math.isfinite(value) and 0.0 < value <= data.chain[full] + TOL
+    assert lazy.refined == 1 and dict(lazy.low) == {0: 0.0, full: value}
+    big = uniform(2, 63, density=0.3, sizes=(1, 3), seed=1)
+    wide = _Data(big, SolverOptions(), math.inf, chain_bound="lazy")
+    assert wide.lazy is not None and not wide.lazy.compiled
