@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ._sigint import InterruptGuard, caused_by_interrupt
 from .exceptions import CoflowlabError, InvalidScheduleError
 from .progress import Progress
 from .provenance import file_sha256 as provenance_sha
@@ -1129,44 +1130,45 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the command line; returns the exit status."""
+    """Runs the command line; returns the exit status.
+
+    The command runs inside :class:`coflowlab._sigint.InterruptGuard`: Ctrl-C raises
+    KeyboardInterrupt, and raises it again if it was dropped on the way here (numba's first
+    compilation runs ctypes callbacks, which swallow it); the guard's handler and hook are
+    removed before this returns.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if getattr(args, "ports", None) is None and args.command == "generate":
         args.ports = 150 if args.kind == "fb-like" else (1 if args.kind == "single-port" else 4)
+    guard = InterruptGuard()
     try:
-        code = int(args.run(args))
-        sys.stdout.flush()  # a closed pipe shows here, not in the flush at exit
+        with guard:
+            code = int(args.run(args))
+            sys.stdout.flush()  # a closed pipe shows here, not in the flush at exit
         return code
     except KeyboardInterrupt:
-        print("coflowlab: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except SystemError as exc:
-        # Ctrl-C while numba loads a compiled kernel's constants surfaces as a SystemError
-        # caused by the KeyboardInterrupt: still an interrupt
-        if not _caused_by_interrupt(exc):
-            raise
-        print("coflowlab: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _interrupted()
     except BrokenPipeError:
         _drop_stdout()
         return EXIT_BROKEN_PIPE
-    except (CoflowlabError, ValueError, OSError) as exc:
+    except Exception as exc:
+        # a failure after Ctrl-C is the interrupt's doing: numba raises SystemError caused by
+        # the KeyboardInterrupt when it lands while a kernel's constants load, and
+        # RuntimeError "no compiled object yet" when llvmlite's object-cache callback dropped it
+        if guard.interrupted or caused_by_interrupt(exc):
+            return _interrupted()
+        if not isinstance(exc, (CoflowlabError, ValueError, OSError)):
+            raise
         print(f"coflowlab: error: {exc}", file=sys.stderr)
         return 1
 
 
-def _caused_by_interrupt(exc: BaseException) -> bool:
-    """Whether a KeyboardInterrupt is in the cause or context chain of ``exc``."""
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        if isinstance(cur, KeyboardInterrupt):
-            return True
-        seen.add(id(cur))
-        cur = cur.__cause__ or cur.__context__
-    return False
+def _interrupted() -> int:
+    """Reports a Ctrl-C: one line on standard error; returns the exit status."""
+    print("coflowlab: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _drop_stdout() -> None:
