@@ -18,6 +18,9 @@ from coflowlab._flow_state_jit import apply as fs_apply
 from coflowlab._flow_state_jit import complete as fs_complete
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from coflowlab.class_simulation import ClassRun, FloatArray, IntArray, RecordBuffer, Sink
     from coflowlab.simulator import SimulationError
 
 OVERFLOW_RATES = -1
@@ -55,6 +58,52 @@ def loop_error(
             f"policy {policy!r} returned malformed rate changes at t={t!r} (status {status})"
         )
     return None
+
+
+def drive(
+    step: Callable[[int], tuple[int, int]],
+    buf: RecordBuffer,
+    sink: Sink,
+    state_f: FloatArray,
+    state_i: IntArray,
+    flow_done: FloatArray,
+    coflow_done: FloatArray,
+    *,
+    name: str,
+    max_events: int | None,
+    progress: Callable[[int, float], None] | None,
+    pause_every: int | None,
+) -> ClassRun:
+    """Runs a compiled class loop to its end (the Python side of :mod:`.fair_classes`,
+    :mod:`.pfp_classes` and :mod:`.hug_classes`): ``step(pause)`` runs the kernel from where
+    it stopped, with ``pause`` the event count at which to return for progress (-1: never),
+    and returns ``(status, pos)``; after each return the records go to ``sink`` in whole
+    time groups (:class:`~coflowlab.class_simulation.RecordBuffer`), the status's error is
+    raised (:func:`loop_error`) and ``progress(events, time)`` is called. The loops share the
+    state layout: ``state_f[0]`` the time, ``state_i[1:4]`` events, active flows, records.
+    Returns the loop's :class:`~coflowlab.class_simulation.ClassRun`."""
+    from coflowlab.class_simulation import ClassRun
+
+    while True:
+        pause = -1 if progress is None or pause_every is None else int(state_i[1]) + pause_every
+        status, buf.pos = step(pause)
+        t = float(state_f[0])
+        error = loop_error(status, name, t, int(state_i[2]), max_events)
+        if error is not None:
+            raise error
+        if status == LOOP_DONE:
+            buf.finish(sink)
+        else:
+            buf.hand_over(sink, t)  # FULL, or a pause for progress
+        if progress is not None:
+            progress(int(state_i[1]), t)
+        if status == LOOP_DONE:
+            return ClassRun(
+                flow_completion=flow_done,
+                coflow_completion=coflow_done,
+                num_events=int(state_i[1]),
+                num_records=int(state_i[3]),
+            )
 
 
 @njit(cache=True)

@@ -165,8 +165,7 @@ class FairClassEngine:
             left (a port pair with infinite capacity at both ends), with the wording of
             :func:`coflowlab.simulate`.
         """
-        from . import _fair_class_jit as j
-        from ._event_loop_jit import loop_error
+        from ._event_loop_jit import drive
 
         inst = self.instance
         tol = self.tol
@@ -205,30 +204,16 @@ class FairClassEngine:
         kernel = _kernels()["run"]
         sizes = np.ascontiguousarray(inst.flow_size, dtype=np.float64)
         coflow = np.ascontiguousarray(inst.flow_coflow, dtype=np.int64)
-        while True:
-            status, pos = kernel(
+
+        def step(pause: int) -> tuple[int, int]:
+            return kernel(
                 self._cap_in, self._cap_out, self._rel_flow, self._rel_time, self.flow_class,
                 sizes, coflow, flow_done, self._cstart, hkey, hflow, hn, ctop, ctop_size,
                 cnext, weight, speed, vbase, since, forced, coflow_left, coflow_done, state_f,
                 state_i, tol, limit, buf.t, buf.c, buf.r, buf.pos, *mm_arrays,
             )  # fmt: skip
-            buf.pos = pos
-            t = float(state_f[j.T_NOW])
-            events = int(state_i[j.EVENTS])
-            error = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
-            if error is not None:
-                raise error
-            if status == j.DONE:
-                buf.finish(sink)
-                if progress is not None:
-                    progress(events, t)
-                break
-            buf.hand_over(sink, t)  # FULL
-            if progress is not None:
-                progress(events, t)
-        return ClassRun(
-            flow_completion=flow_done,
-            coflow_completion=coflow_done,
-            num_events=int(state_i[j.EVENTS]),
-            num_records=int(state_i[j.RECORDS]),
-        )
+
+        return drive(
+            step, buf, sink, state_f, state_i, flow_done, coflow_done, name=self.name,
+            max_events=max_events, progress=progress, pause_every=None,
+        )  # fmt: skip

@@ -205,8 +205,7 @@ class HUGClassEngine:
         SimulationError
             After ``max_events`` events, with the wording of :func:`coflowlab.simulate`.
         """
-        from . import _hug_class_jit as j
-        from ._event_loop_jit import loop_error
+        from ._event_loop_jit import drive
 
         inst = self.instance
         nf, n = inst.num_flows, inst.num_coflows
@@ -237,33 +236,18 @@ class HUGClassEngine:
         buf = RecordBuffer(max(int(chunk), 2 * nf), 2 * nf)
         limit = -1 if max_events is None else int(max_events)
         kernel = _kernels()["run"]
-        while True:
-            pause = -1 if progress is None else int(state_i[j.EVENTS]) + PROGRESS_EVENTS
-            status, pos = kernel(
+
+        def step(pause: int) -> tuple[int, int]:
+            # of the errors only MAX_EVENTS can come: positive capacities always serve (no
+            # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
+            return kernel(
                 self._rel_flow, self._rel_time, self.tol, limit, pause, fl.rows, fl.alive,
                 fl.tree, fl.off, fl.flow_coflow, coflow_left, coflow_sent_done, flow_done,
                 coflow_done, arrived, completed, act, state_f, state_i, buf.t, buf.c, buf.r,
                 buf.pos, *decide_args,
             )  # fmt: skip
-            buf.pos = pos
-            t = float(state_f[j.T_NOW])
-            events = int(state_i[j.EVENTS])
-            # of the errors only MAX_EVENTS can come: positive capacities always serve (no
-            # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
-            error = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
-            if error is not None:
-                raise error
-            if status == j.DONE:
-                buf.finish(sink)
-                if progress is not None:
-                    progress(events, t)
-                break
-            buf.hand_over(sink, t)  # FULL, or a pause for progress
-            if progress is not None:
-                progress(events, t)
-        return ClassRun(
-            flow_completion=flow_done,
-            coflow_completion=coflow_done,
-            num_events=int(state_i[j.EVENTS]),
-            num_records=int(state_i[j.RECORDS]),
-        )
+
+        return drive(
+            step, buf, sink, state_f, state_i, flow_done, coflow_done, name=self.name,
+            max_events=max_events, progress=progress, pause_every=PROGRESS_EVENTS,
+        )  # fmt: skip
