@@ -124,8 +124,8 @@ class LazyChainBound:
         Run the search in compiled code (:func:`._fluid_bounds_jit.lazy_search`; up to
         :data:`MAX_COMPILED` coflows, the Python search above): the same operations in the
         same order, so the same values and memos bit for bit
-        (tests/formulations/test_fluid_bounds.py), about 20 times faster. ``False``: the
-        Python search, the reference.
+        (tests/formulations/test_fluid_bounds.py), about 10 times faster (3.4 against 35 µs
+        per subset refined, 4×4, 26 coflows). ``False``: the Python search, the reference.
 
     Examples
     --------
