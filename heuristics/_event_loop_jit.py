@@ -20,7 +20,14 @@ from coflowlab._flow_state_jit import complete as fs_complete
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from coflowlab.class_simulation import ClassRun, FloatArray, IntArray, RecordBuffer, Sink
+    from coflowlab.class_simulation import (
+        ClassRun,
+        FloatArray,
+        IntArray,
+        Progress,
+        RunState,
+        Sink,
+    )
     from coflowlab.simulator import SimulationError
 
 OVERFLOW_RATES = -1
@@ -62,28 +69,28 @@ def loop_error(
 
 def drive(
     step: Callable[[int], tuple[int, int]],
-    buf: RecordBuffer,
+    run: RunState,
     sink: Sink,
     state_f: FloatArray,
     state_i: IntArray,
-    flow_done: FloatArray,
-    coflow_done: FloatArray,
     *,
     name: str,
     max_events: int | None,
-    progress: Callable[[int, float], None] | None,
+    progress: Progress | None,
     pause_every: int | None,
 ) -> ClassRun:
     """Runs a compiled class loop to its end (the Python side of :mod:`.fair_classes`,
     :mod:`.pfp_classes` and :mod:`.hug_classes`): ``step(pause)`` runs the kernel from where
-    it stopped, with ``pause`` the event count at which to return for progress (-1: never),
-    and returns ``(status, pos)``; after each return the records go to ``sink`` in whole
-    time groups (:class:`~coflowlab.class_simulation.RecordBuffer`), the status's error is
-    raised (:func:`loop_error`) and ``progress(events, time)`` is called. The loops share the
-    state layout: ``state_f[0]`` the time, ``state_i[1:4]`` events, active flows, records.
-    Returns the loop's :class:`~coflowlab.class_simulation.ClassRun`."""
+    it stopped, on the arrays of ``run`` (:class:`~coflowlab.class_simulation.RunState`),
+    with ``pause`` the event count at which to return for progress (-1: never), and returns
+    ``(status, pos)``; after each return the records go to ``sink`` in whole time groups
+    (``run.buf``), the status's error is raised (:func:`loop_error`) and
+    ``progress(events, time)`` is called. The loops share the state layout: ``state_f[0]``
+    the time, ``state_i[1:4]`` events, active flows, records. Returns the loop's
+    :class:`~coflowlab.class_simulation.ClassRun`."""
     from coflowlab.class_simulation import ClassRun
 
+    buf = run.buf
     while True:
         pause = -1 if progress is None or pause_every is None else int(state_i[1]) + pause_every
         status, buf.pos = step(pause)
@@ -99,8 +106,8 @@ def drive(
             progress(int(state_i[1]), t)
         if status == LOOP_DONE:
             return ClassRun(
-                flow_completion=flow_done,
-                coflow_completion=coflow_done,
+                flow_completion=run.flow_done,
+                coflow_completion=run.coflow_done,
                 num_events=int(state_i[1]),
                 num_records=int(state_i[3]),
             )

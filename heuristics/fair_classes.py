@@ -30,23 +30,24 @@ rejected.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
-from coflowlab.class_simulation import ClassRun, RecordBuffer
+from coflowlab.class_simulation import (
+    ClassRun,
+    IntArray,
+    Progress,
+    RunState,
+    Sink,
+    dependencies_unsupported,
+)
 from coflowlab.constants import TOL
 from coflowlab.exceptions import InvalidScheduleError
 from coflowlab.instance import Instance
 
 __all__ = ["FairClassEngine"]
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-Sink = Callable[[FloatArray, IntArray, FloatArray], None]
 
 
 @cache
@@ -102,11 +103,9 @@ class FairClassEngine:
     name: ClassVar[str] = "fair"
 
     def __init__(self, instance: Instance, *, tol: float = TOL) -> None:
-        if len(instance.dependencies):
-            raise InvalidScheduleError(
-                "FairClassEngine: coflow dependencies (starts-after) are not supported by "
-                f"class records; the instance has {len(instance.dependencies)}"
-            )
+        why = dependencies_unsupported(instance)
+        if why is not None:
+            raise InvalidScheduleError(f"FairClassEngine: {why}")
         self.instance = instance
         self.tol = float(tol)
         m = instance.num_ports
@@ -136,43 +135,19 @@ class FairClassEngine:
         *,
         chunk: int = 1 << 21,
         max_events: int | None = None,
-        progress: Callable[[int, float], None] | None = None,
+        progress: Progress | None = None,
     ) -> ClassRun:
-        """Runs fair sharing to the end, handing the class records to ``sink``.
-
-        Parameters
-        ----------
-        sink
-            Called as ``sink(time, cls, speed)`` with chunks of at most about ``chunk``
-            records (at least one event's worth, the number of classes), in time order; the
-            records of one time are never split between two calls. The arrays are views of a
-            buffer reused after the call returns.
-        chunk
-            Records buffered before they are handed over.
-        max_events
-            Stop with :class:`~coflowlab.simulator.SimulationError` after this many events.
-        progress
-            Called as ``progress(events, time)`` after each chunk.
-
-        Returns
-        -------
-        ClassRun
-
-        Raises
-        ------
-        SimulationError
-            After ``max_events`` events, or when active flows have no rate and no release is
-            left (a port pair with infinite capacity at both ends), with the wording of
-            :func:`coflowlab.simulate`.
-        """
+        """Runs fair sharing to the end, handing the class records to ``sink``, as
+        :meth:`ClassEngine.run <coflowlab.class_simulation.ClassEngine.run>` says. One
+        event's worth of records is one per class. Also raises the simulator's
+        :class:`~coflowlab.simulator.SimulationError` when active flows have no rate and no
+        release is left (a port pair with infinite capacity at both ends)."""
         from ._event_loop_jit import drive
 
         inst = self.instance
         tol = self.tol
-        nf, n, C = inst.num_flows, inst.num_coflows, self.num_classes
-        flow_done = np.full(nf, np.nan)
-        coflow_done = np.full(n, np.nan)
-        coflow_left = np.ascontiguousarray(inst.width, dtype=np.int64).copy()
+        nf, C = inst.num_flows, self.num_classes
+        run = RunState(inst, chunk=chunk, room=C, max_events=max_events)
         hkey = np.empty(nf)
         hflow = np.empty(nf, dtype=np.int64)
         hn = np.zeros(C, dtype=np.int64)
@@ -199,21 +174,20 @@ class FairClassEngine:
             np.zeros(P, np.bool_), np.empty(P + 1, np.int64), np.full(P, np.inf), h_round,
             (h_res, h_wsum), h_count, h_len,
         )  # fmt: skip
-        buf = RecordBuffer(chunk, C)
-        limit = -1 if max_events is None else int(max_events)
         kernel = _kernels()["run"]
         sizes = np.ascontiguousarray(inst.flow_size, dtype=np.float64)
         coflow = np.ascontiguousarray(inst.flow_coflow, dtype=np.int64)
+        buf = run.buf
 
         def step(pause: int) -> tuple[int, int]:
             return kernel(
                 self._cap_in, self._cap_out, self._rel_flow, self._rel_time, self.flow_class,
-                sizes, coflow, flow_done, self._cstart, hkey, hflow, hn, ctop, ctop_size,
-                cnext, weight, speed, vbase, since, forced, coflow_left, coflow_done, state_f,
-                state_i, tol, limit, buf.t, buf.c, buf.r, buf.pos, *mm_arrays,
+                sizes, coflow, run.flow_done, self._cstart, hkey, hflow, hn, ctop, ctop_size,
+                cnext, weight, speed, vbase, since, forced, run.coflow_left, run.coflow_done,
+                state_f, state_i, tol, run.limit, buf.t, buf.c, buf.r, buf.pos, *mm_arrays,
             )  # fmt: skip
 
         return drive(
-            step, buf, sink, state_f, state_i, flow_done, coflow_done, name=self.name,
-            max_events=max_events, progress=progress, pause_every=None,
+            step, run, sink, state_f, state_i, name=self.name, max_events=max_events,
+            progress=progress, pause_every=None,
         )  # fmt: skip

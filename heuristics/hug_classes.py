@@ -40,17 +40,21 @@ runs it per flow.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from coflowlab.class_simulation import ClassRun, RecordBuffer
+from coflowlab.class_simulation import (
+    ClassRun,
+    FlowRunState,
+    Progress,
+    SingletonClassEngine,
+    Sink,
+    dependencies_unsupported,
+)
 from coflowlab.constants import TOL
 from coflowlab.exceptions import InvalidScheduleError
-from coflowlab.flow_state import FlowState
 from coflowlab.instance import Instance
 from coflowlab.simulator import instance_view
 
@@ -63,10 +67,6 @@ PROGRESS_EVENTS = 1 << 17
 """With a ``progress`` callback, the compiled loop returns to report it at least this often
 (in events); it also reports after each chunk of records."""
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-Sink = Callable[[FloatArray, IntArray, FloatArray], None]
-
 
 @cache
 def _kernels() -> dict[str, Any]:
@@ -75,12 +75,13 @@ def _kernels() -> dict[str, Any]:
     return {"run": k.run}
 
 
-class HUGClassEngine:
+class HUGClassEngine(SingletonClassEngine):
     """HUG (capped or cooperative) in one compiled event loop, one class per flow.
 
     Gives the events of ``simulate(instance, policy)`` and its rates, writing each rate change
-    as a class record ``(time, flow, rate)`` (class ``f`` is flow ``f``); completion times
-    agree within the tolerance (the verifier's are reported).
+    as a class record ``(time, flow, rate)`` (class ``f`` is flow ``f``: the attributes of
+    :class:`~coflowlab.class_simulation.SingletonClassEngine`); completion times agree within
+    the tolerance (the verifier's are reported).
 
     Parameters
     ----------
@@ -100,12 +101,6 @@ class HUGClassEngine:
         The policy's name (``hug`` or ``hug-cooperative``).
     cooperative
         The mode: stage 2 uncapped (``True``) or capped at ``P*`` per link (``False``).
-    num_classes
-        The number of flows: every flow is its own class.
-    flow_class
-        ``arange(F)``.
-    flow_weight
-        ``None``: a flow sends at its class's speed.
     per_flow_records
         ``True``: the records are the per-flow simulator's, completions included.
 
@@ -128,25 +123,15 @@ class HUGClassEngine:
     [1.5, 2.5]
     """
 
+    per_flow_records = True  # the completions' rate-0 records too (the module says why)
+
     def __init__(self, policy: HUG, instance: Instance, *, tol: float = TOL) -> None:
         why = self.unsupported(policy, instance)
         if why is not None:
             raise InvalidScheduleError(f"HUGClassEngine: {why}")
+        super().__init__(instance, tol)
         self.name: str = policy.name
         self.cooperative = bool(policy.cooperative)
-        self.instance = instance
-        self.tol = float(tol)
-        nf = instance.num_flows
-        self.num_classes: int = nf
-        self.flow_class: IntArray = np.arange(nf, dtype=np.int64)
-        self.flow_weight: None = None
-        self.per_flow_records = True
-        # releases in the simulator's order (coflowlab.simulator._Arrivals): by time (not
-        # before 0), then coflow, then flow index
-        release = np.maximum(np.asarray(instance.flow_release, dtype=np.float64), 0.0)
-        order = np.lexsort((np.arange(nf), instance.flow_coflow, release))
-        self._rel_flow = np.ascontiguousarray(order, dtype=np.int64)
-        self._rel_time = np.ascontiguousarray(release[order])
 
     @staticmethod
     def unsupported(policy: object, instance: Instance) -> str | None:
@@ -164,12 +149,7 @@ class HUGClassEngine:
                 "misreported correlation vectors (reported) are not compiled; the policy "
                 f"has {len(policy.reported)}"
             )
-        if len(instance.dependencies):
-            return (
-                "coflow dependencies (starts-after) are not supported by class records; the "
-                f"instance has {len(instance.dependencies)}"
-            )
-        return None
+        return dependencies_unsupported(instance)
 
     def run(
         self,
@@ -177,38 +157,17 @@ class HUGClassEngine:
         *,
         chunk: int = 1 << 20,
         max_events: int | None = None,
-        progress: Callable[[int, float], None] | None = None,
+        progress: Progress | None = None,
     ) -> ClassRun:
-        """Runs the policy to the end, handing the records to ``sink``.
-
-        Parameters
-        ----------
-        sink
-            Called as ``sink(time, cls, rate)`` with chunks of at most about ``chunk``
-            records (at least the number of flows: one event may change every rate), in time
-            order; the records of one time are never split between two calls. The arrays are
-            views of a buffer reused after the call returns.
-        chunk
-            Records buffered before they are handed over.
-        max_events
-            Stop with :class:`~coflowlab.simulator.SimulationError` after this many events.
-        progress
-            Called as ``progress(events, time)`` after each chunk, and at least every
-            ``PROGRESS_EVENTS`` events.
-
-        Returns
-        -------
-        ClassRun
-
-        Raises
-        ------
-        SimulationError
-            After ``max_events`` events, with the wording of :func:`coflowlab.simulate`.
-        """
+        """Runs the policy to the end, handing the records to ``sink``, as
+        :meth:`ClassEngine.run <coflowlab.class_simulation.ClassEngine.run>` says. One
+        event's worth of records is two per flow (one event may change every rate and
+        complete every flow); ``progress`` is also called at least every ``PROGRESS_EVENTS``
+        events."""
         from ._event_loop_jit import drive
 
         inst = self.instance
-        nf, n = inst.num_flows, inst.num_coflows
+        nf = inst.num_flows
         # the policy's own state (the Grouping's arrays), set up as the per-flow path sets it
         policy = HUG(cooperative=self.cooperative)
         policy.reset(instance_view(inst, clairvoyant=True))
@@ -221,33 +180,26 @@ class HUGClassEngine:
             grouping.pos, grouping.load_rows, grouping.count_rows, grouping.counts, cap,
             not self.cooperative, fill_tol, grouping.pair,
         )  # fmt: skip
-        fl = FlowState(inst, self.tol)  # the simulator's bookkeeping: rows, tree, active set
-        flow_done = np.full(nf, np.nan)
-        coflow_done = np.full(n, np.nan)
-        coflow_left = np.ascontiguousarray(inst.width, dtype=np.int64).copy()
-        coflow_sent_done = np.zeros(n)
-        arrived = np.empty(nf, dtype=np.int64)
-        completed = np.empty(nf, dtype=np.int64)
+        # an event may change every active flow's rate, and complete every flow: the buffer
+        # holds two records per flow
+        run = FlowRunState(inst, self.tol, chunk=chunk, room=2 * nf, max_events=max_events)
+        fl, buf = run.flows, run.buf
         act = np.empty(nf, dtype=np.int64)  # the active flows, increasing
         state_f = np.array([self._rel_time[0] if nf else np.inf])
         state_i = np.zeros(5, dtype=np.int64)
-        # an event may change every active flow's rate, and complete every flow: the buffer
-        # holds two records per flow
-        buf = RecordBuffer(max(int(chunk), 2 * nf), 2 * nf)
-        limit = -1 if max_events is None else int(max_events)
         kernel = _kernels()["run"]
 
         def step(pause: int) -> tuple[int, int]:
             # of the errors only MAX_EVENTS can come: positive capacities always serve (no
             # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
             return kernel(
-                self._rel_flow, self._rel_time, self.tol, limit, pause, fl.rows, fl.alive,
-                fl.tree, fl.off, fl.flow_coflow, coflow_left, coflow_sent_done, flow_done,
-                coflow_done, arrived, completed, act, state_f, state_i, buf.t, buf.c, buf.r,
-                buf.pos, *decide_args,
+                self._rel_flow, self._rel_time, self.tol, run.limit, pause, fl.rows, fl.alive,
+                fl.tree, fl.off, fl.flow_coflow, run.coflow_left, run.coflow_sent_done,
+                run.flow_done, run.coflow_done, run.arrived, run.completed, act, state_f,
+                state_i, buf.t, buf.c, buf.r, buf.pos, *decide_args,
             )  # fmt: skip
 
         return drive(
-            step, buf, sink, state_f, state_i, flow_done, coflow_done, name=self.name,
-            max_events=max_events, progress=progress, pause_every=PROGRESS_EVENTS,
+            step, run, sink, state_f, state_i, name=self.name, max_events=max_events,
+            progress=progress, pause_every=PROGRESS_EVENTS,
         )  # fmt: skip

@@ -29,17 +29,21 @@ so :func:`coflowlab.simulate` runs them per flow.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
-from coflowlab.class_simulation import ClassRun, RecordBuffer
+from coflowlab.class_simulation import (
+    ClassRun,
+    FlowRunState,
+    Progress,
+    SingletonClassEngine,
+    Sink,
+    dependencies_unsupported,
+)
 from coflowlab.constants import TOL
 from coflowlab.exceptions import InvalidScheduleError
-from coflowlab.flow_state import FlowState
 from coflowlab.instance import Instance
 from coflowlab.simulator import instance_view
 
@@ -52,10 +56,6 @@ PROGRESS_EVENTS = 1 << 17
 (in events): a rate change or two per event would otherwise fill a chunk only every million
 events."""
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-Sink = Callable[[FloatArray, IntArray, FloatArray], None]
-
 
 @cache
 def _kernels() -> dict[str, Any]:
@@ -64,12 +64,13 @@ def _kernels() -> dict[str, Any]:
     return {"run": k.run}
 
 
-class PFPClassEngine:
+class PFPClassEngine(SingletonClassEngine):
     """Per-flow prioritisation (``pfp``) in one compiled event loop, one class per flow.
 
     Gives the events of ``simulate(instance, PerFlowPriority(tie_break=..., exact=...))`` and
     its rates, writing each rate change as a class record ``(time, flow, rate)`` (class ``f`` is
-    flow ``f``); completion times agree within the tolerance (the verifier's are reported).
+    flow ``f``: the attributes of :class:`~coflowlab.class_simulation.SingletonClassEngine`);
+    completion times agree within the tolerance (the verifier's are reported).
 
     Parameters
     ----------
@@ -79,15 +80,6 @@ class PFPClassEngine:
         Relative tolerance (:mod:`coflowlab.constants`), as in :func:`coflowlab.simulate`.
     tie_break, exact
         As for :class:`~coflowlab.heuristics.baselines.PerFlowPriority`.
-
-    Attributes
-    ----------
-    num_classes
-        The number of flows: every flow is its own class.
-    flow_class
-        ``arange(F)``.
-    flow_weight
-        ``None``: a flow sends at its class's speed.
 
     Raises
     ------
@@ -122,30 +114,16 @@ class PFPClassEngine:
         if why is not None:
             raise InvalidScheduleError(f"PFPClassEngine: {why}")
         PerFlowPriority(tie_break=tie_break, exact=exact)  # validates the arguments
-        self.instance = instance
-        self.tol = float(tol)
+        super().__init__(instance, tol)
         self.tie_break: TieBreak = tie_break
         self.exact = bool(exact)
-        nf = instance.num_flows
-        self.num_classes: int = nf
-        self.flow_class: IntArray = np.arange(nf, dtype=np.int64)
-        self.flow_weight: None = None
-        self.per_flow_records = False
-        # releases in the simulator's order (coflowlab.simulator._Arrivals): by time (not
-        # before 0), then coflow, then flow index
-        release = np.maximum(np.asarray(instance.flow_release, dtype=np.float64), 0.0)
-        order = np.lexsort((np.arange(nf), instance.flow_coflow, release))
-        self._rel_flow = np.ascontiguousarray(order, dtype=np.int64)
-        self._rel_time = np.ascontiguousarray(release[order])
 
     @staticmethod
     def unsupported(instance: Instance) -> str | None:
         """Why the engine cannot replay ``instance``, or ``None`` if it can."""
-        if len(instance.dependencies):
-            return (
-                "coflow dependencies (starts-after) are not supported by class records; the "
-                f"instance has {len(instance.dependencies)}"
-            )
+        why = dependencies_unsupported(instance)
+        if why is not None:
+            return why
         fab = instance.fabric
         m = instance.num_ports
         cap_in = np.broadcast_to(fab.ingress_capacity, (m,))
@@ -160,59 +138,30 @@ class PFPClassEngine:
         *,
         chunk: int = 1 << 20,
         max_events: int | None = None,
-        progress: Callable[[int, float], None] | None = None,
+        progress: Progress | None = None,
     ) -> ClassRun:
-        """Runs the policy to the end, handing the records to ``sink``.
-
-        Parameters
-        ----------
-        sink
-            Called as ``sink(time, cls, rate)`` with chunks of at most about ``chunk``
-            records (at least one event's worth, twice the number of ports), in time order;
-            the records of one time are never split between two calls. The arrays are views
-            of a buffer reused after the call returns.
-        chunk
-            Records buffered before they are handed over.
-        max_events
-            Stop with :class:`~coflowlab.simulator.SimulationError` after this many events.
-        progress
-            Called as ``progress(events, time)`` after each chunk, and at least every
-            ``PROGRESS_EVENTS`` events.
-
-        Returns
-        -------
-        ClassRun
-
-        Raises
-        ------
-        SimulationError
-            After ``max_events`` events, with the wording of :func:`coflowlab.simulate`.
-        """
+        """Runs the policy to the end, handing the records to ``sink``, as
+        :meth:`ClassEngine.run <coflowlab.class_simulation.ClassEngine.run>` says. One
+        event's worth of records is twice the number of ports; ``progress`` is also called at
+        least every ``PROGRESS_EVENTS`` events."""
         from ._event_loop_jit import drive
 
         inst = self.instance
-        nf, n = inst.num_flows, inst.num_coflows
+        nf = inst.num_flows
         # the policy's own state, set up exactly as the per-flow path sets it up
         policy = PerFlowPriority(tie_break=self.tie_break, exact=self.exact)
         policy.reset(instance_view(inst, clairvoyant=True))
         if not policy._matching:  # pragma: no cover - unsupported() rules it out
             raise InvalidScheduleError("PFPClassEngine: the policy does not use its matching")
         match_args = policy._match_args
-        fl = FlowState(inst, self.tol)  # the simulator's bookkeeping: rows, tree, active set
-        flow_done = np.full(nf, np.nan)
-        coflow_done = np.full(n, np.nan)
-        coflow_left = np.ascontiguousarray(inst.width, dtype=np.int64).copy()
-        coflow_sent_done = np.zeros(n)
-        flow_release = np.ascontiguousarray(inst.flow_release, dtype=np.float64)
-        tb2_sign = -1.0 if self.tie_break == "lifo" else 1.0
-        arrived = np.empty(nf, dtype=np.int64)
-        completed = np.empty(nf, dtype=np.int64)
-        state_f = np.array([self._rel_time[0] if nf else np.inf, np.inf])
-        state_i = np.zeros(5, dtype=np.int64)
         # an event changes the rates of at most the flows holding a port before or after it
         room = 2 * inst.num_ports
-        buf = RecordBuffer(chunk, room)
-        limit = -1 if max_events is None else int(max_events)
+        run = FlowRunState(inst, self.tol, chunk=chunk, room=room, max_events=max_events)
+        fl, buf = run.flows, run.buf
+        flow_release = np.ascontiguousarray(inst.flow_release, dtype=np.float64)
+        tb2_sign = -1.0 if self.tie_break == "lifo" else 1.0
+        state_f = np.array([self._rel_time[0] if nf else np.inf, np.inf])
+        state_i = np.zeros(5, dtype=np.int64)
         kernel = _kernels()["run"]
 
         def step(pause: int) -> tuple[int, int]:
@@ -220,12 +169,13 @@ class PFPClassEngine:
             # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
             return kernel(
                 self._rel_flow, self._rel_time, flow_release, tb2_sign, self.exact, self.tol,
-                limit, pause, room, fl.rows, fl.alive, fl.tree, fl.off, fl.flow_coflow,
-                coflow_left, coflow_sent_done, flow_done, coflow_done, arrived, completed,
-                state_f, state_i, buf.t, buf.c, buf.r, buf.pos, *match_args,
+                run.limit, pause, room, fl.rows, fl.alive, fl.tree, fl.off, fl.flow_coflow,
+                run.coflow_left, run.coflow_sent_done, run.flow_done, run.coflow_done,
+                run.arrived, run.completed, state_f, state_i, buf.t, buf.c, buf.r, buf.pos,
+                *match_args,
             )  # fmt: skip
 
         return drive(
-            step, buf, sink, state_f, state_i, flow_done, coflow_done, name=self.name,
-            max_events=max_events, progress=progress, pause_every=PROGRESS_EVENTS,
+            step, run, sink, state_f, state_i, name=self.name, max_events=max_events,
+            progress=progress, pause_every=PROGRESS_EVENTS,
         )  # fmt: skip

@@ -44,9 +44,17 @@ from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
-from coflowlab.class_simulation import ClassRun, RecordBuffer
+from coflowlab.class_simulation import (
+    ClassRun,
+    FloatArray,
+    FlowRunState,
+    IntArray,
+    Progress,
+    SingletonClassEngine,
+    Sink,
+    dependencies_unsupported,
+)
 from coflowlab.constants import TOL
 from coflowlab.exceptions import InvalidScheduleError
 from coflowlab.flow_state import FlowState
@@ -61,10 +69,6 @@ __all__ = ["SincroniaOnlineClassEngine"]
 PROGRESS_EVENTS = 1 << 17
 """With a ``progress`` callback, the compiled loop returns to report it at least this often
 (in events)."""
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-Sink = Callable[[FloatArray, IntArray, FloatArray], None]
 
 _NO_TIMES = np.zeros(0)
 
@@ -90,12 +94,13 @@ class _LoopState(ClairvoyantState):
         return loads
 
 
-class SincroniaOnlineClassEngine:
+class SincroniaOnlineClassEngine(SingletonClassEngine):
     """Sincronia online (greedy allocation) in one compiled event loop, one class per flow.
 
     Gives the events of ``simulate(instance, policy)`` and its rates, writing each rate change
-    as a class record ``(time, flow, rate)`` (class ``f`` is flow ``f``); completion times agree
-    within the tolerance (the verifier's are reported). Each :meth:`run` resets ``policy`` and
+    as a class record ``(time, flow, rate)`` (class ``f`` is flow ``f``: the attributes of
+    :class:`~coflowlab.class_simulation.SingletonClassEngine`); completion times agree within
+    the tolerance (the verifier's are reported). Each :meth:`run` resets ``policy`` and
     drives it: afterwards its :attr:`~SincroniaOnline.log` is the per-flow run's.
 
     Parameters
@@ -106,15 +111,6 @@ class SincroniaOnlineClassEngine:
         The instance, without coflow dependencies.
     tol
         Relative tolerance (:mod:`coflowlab.constants`), as in :func:`coflowlab.simulate`.
-
-    Attributes
-    ----------
-    num_classes
-        The number of flows: every flow is its own class.
-    flow_class
-        ``arange(F)``.
-    flow_weight
-        ``None``: a flow sends at its class's speed.
 
     Raises
     ------
@@ -144,20 +140,8 @@ class SincroniaOnlineClassEngine:
         why = self.unsupported(policy, instance)
         if why is not None:
             raise InvalidScheduleError(f"SincroniaOnlineClassEngine: {why}")
+        super().__init__(instance, tol)
         self.policy = policy
-        self.instance = instance
-        self.tol = float(tol)
-        nf = instance.num_flows
-        self.num_classes: int = nf
-        self.flow_class: IntArray = np.arange(nf, dtype=np.int64)
-        self.flow_weight: None = None
-        self.per_flow_records = False
-        # releases in the simulator's order (coflowlab.simulator._Arrivals): by time (not
-        # before 0), then coflow, then flow index
-        release = np.maximum(np.asarray(instance.flow_release, dtype=np.float64), 0.0)
-        order = np.lexsort((np.arange(nf), instance.flow_coflow, release))
-        self._rel_flow = np.ascontiguousarray(order, dtype=np.int64)
-        self._rel_time = np.ascontiguousarray(release[order])
 
     @staticmethod
     def unsupported(policy: object, instance: Instance) -> str | None:
@@ -169,12 +153,7 @@ class SincroniaOnlineClassEngine:
             )
         if policy.allocation != "greedy":
             return f"only allocation='greedy' is compiled, got {policy.allocation!r}"
-        if len(instance.dependencies):
-            return (
-                "coflow dependencies (starts-after) are not supported by class records; the "
-                f"instance has {len(instance.dependencies)}"
-            )
-        return None
+        return dependencies_unsupported(instance)
 
     def run(
         self,
@@ -182,36 +161,13 @@ class SincroniaOnlineClassEngine:
         *,
         chunk: int = 1 << 20,
         max_events: int | None = None,
-        progress: Callable[[int, float], None] | None = None,
+        progress: Progress | None = None,
     ) -> ClassRun:
-        """Runs the policy to the end, handing the records to ``sink``.
-
-        Parameters
-        ----------
-        sink
-            Called as ``sink(time, cls, rate)`` with chunks of at most about ``chunk``
-            records (at least one event's worth, four times the number of ports), in time
-            order; the records of one time are never split between two calls. The arrays are
-            views of a buffer reused after the call returns.
-        chunk
-            Records buffered before they are handed over.
-        max_events
-            Stop with :class:`~coflowlab.simulator.SimulationError` after this many events.
-        progress
-            Called as ``progress(events, time)`` after each chunk, and at least every
-            ``PROGRESS_EVENTS`` events.
-
-        Returns
-        -------
-        ClassRun
-
-        Raises
-        ------
-        SimulationError
-            After ``max_events`` events, with the wording of :func:`coflowlab.simulate`.
-        coflowlab.SolverError
-            If an admission LP fails (raised by the policy).
-        """
+        """Runs the policy to the end, handing the records to ``sink``, as
+        :meth:`ClassEngine.run <coflowlab.class_simulation.ClassEngine.run>` says. One
+        event's worth of records is four times the number of ports; ``progress`` is also
+        called at least every ``PROGRESS_EVENTS`` events. Also raises
+        :class:`coflowlab.SolverError` if an admission LP fails (raised by the policy)."""
         from . import _sincronia_online_class_jit as j
         from ._event_loop_jit import loop_error
 
@@ -222,26 +178,19 @@ class SincroniaOnlineClassEngine:
         greedy = policy._greedy
         if greedy is None:  # pragma: no cover - unsupported() rules it out
             raise InvalidScheduleError("SincroniaOnlineClassEngine: the policy is not greedy")
-        fl = FlowState(inst, self.tol)  # the simulator's bookkeeping: rows, tree, active set
-        flow_done = np.full(nf, np.nan)
-        coflow_done = np.full(n, np.nan)
-        coflow_left = np.ascontiguousarray(inst.width, dtype=np.int64).copy()
-        coflow_sent_done = np.zeros(n)
+        # an event changes the rates of at most the flows holding a port before or after it
+        room = 4 * inst.num_ports
+        run = FlowRunState(inst, self.tol, chunk=chunk, room=room, max_events=max_events)
+        fl, buf = run.flows, run.buf
         coflow_arrival = np.full(n, np.inf)
         seen_arrival = coflow_arrival.view()
         seen_arrival.flags.writeable = False  # what the state shows (the simulator's too)
         columns = state_columns(inst, True)
-        arrived = np.empty(nf, dtype=np.int64)
-        completed = np.empty(nf, dtype=np.int64)
         done_coflows = np.empty(n, dtype=np.int64)
         state_f = np.array([self._rel_time[0] if nf else np.inf, np.inf, -np.inf, np.inf])
         state_i = np.zeros(11, dtype=np.int64)
         no_f, no_r = np.zeros(0, dtype=np.int64), np.zeros(0)
         pend_f, pend_r = no_f, no_r
-        # an event changes the rates of at most the flows holding a port before or after it
-        room = 4 * inst.num_ports
-        buf = RecordBuffer(chunk, room)
-        limit = -1 if max_events is None else int(max_events)
         greedy_args = (
             policy._active_count, greedy.pair_of, greedy.ptr, greedy.count, greedy.slot,
             greedy.pos, greedy.rate, greedy.head, greedy.head_key, greedy.heads, greedy.keys,
@@ -279,19 +228,20 @@ class SincroniaOnlineClassEngine:
 
         while True:
             status, buf.pos = kernel(
-                self._rel_flow, self._rel_time, self.tol, limit, pause, room,
-                fl.rows, fl.alive, fl.tree, fl.off, fl.flow_coflow, coflow_left,
-                coflow_sent_done, flow_done, coflow_done, coflow_arrival, arrived, completed,
-                done_coflows, state_f, state_i, pend_f, pend_r, buf.t, buf.c, buf.r, buf.pos,
-                *greedy_args,
+                self._rel_flow, self._rel_time, self.tol, run.limit, pause, room,
+                fl.rows, fl.alive, fl.tree, fl.off, fl.flow_coflow, run.coflow_left,
+                run.coflow_sent_done, run.flow_done, run.coflow_done, coflow_arrival,
+                run.arrived, run.completed, done_coflows, state_f, state_i, pend_f, pend_r,
+                buf.t, buf.c, buf.r, buf.pos, *greedy_args,
             )  # fmt: skip
             pend_f, pend_r = no_f, no_r
             t = float(state_f[j.T_NOW])
             events = int(state_i[j.EVENTS])
             if status == j.DECIDE:
                 pend_f, pend_r = self._decide(
-                    t, state_f, state_i, arrived, completed, done_coflows, flow_done, fl,
-                    active_flows, loads, coflow_sent_done, seen_arrival, columns,
+                    t, state_f, state_i, run.arrived, run.completed, done_coflows,
+                    run.flow_done, fl, active_flows, loads, run.coflow_sent_done, seen_arrival,
+                    columns,
                 )  # fmt: skip
                 if len(pend_f) > room:  # pragma: no cover - greedy changes at most 4m rates
                     raise SimulationError(
@@ -317,8 +267,8 @@ class SincroniaOnlineClassEngine:
                 progress(events, t)
                 pause = events + PROGRESS_EVENTS
         return ClassRun(
-            flow_completion=flow_done,
-            coflow_completion=coflow_done,
+            flow_completion=run.flow_done,
+            coflow_completion=run.coflow_done,
             num_events=int(state_i[j.EVENTS]),
             num_records=int(state_i[j.RECORDS]),
         )

@@ -137,3 +137,37 @@ def test_per_flow_records_go_to_the_per_flow_verifier(monkeypatch):
     )
     with pytest.raises(SimulationError, match="infeasible"):
         simulate(inst, HUG(), record=False, engine="classes")
+
+
+def test_every_engine_refuses_dependencies_with_one_message():
+    """Tests the refusal of coflow dependencies (class_simulation.dependencies_unsupported):
+    its text, each engine's error with its name in front, and class_engine_of's reason."""
+    from coflowlab.class_simulation import class_engine_of, dependencies_unsupported
+    from coflowlab.exceptions import InvalidScheduleError
+    from coflowlab.heuristics.fair_classes import FairClassEngine
+    from coflowlab.heuristics.hug import HUG
+    from coflowlab.heuristics.hug_classes import HUGClassEngine
+    from coflowlab.heuristics.pfp_classes import PFPClassEngine
+    from coflowlab.heuristics.sincronia_online import SincroniaOnline
+    from coflowlab.heuristics.sincronia_online_classes import SincroniaOnlineClassEngine
+
+    plain = uniform(3, 4, density=0.5, seed=1)
+    inst = plain.replace(dependencies=[(0, 1), (1, 2)])
+    why = (
+        "coflow dependencies (starts-after) are not supported by class records; the instance has 2"
+    )
+    assert dependencies_unsupported(plain) is None
+    assert dependencies_unsupported(inst) == why
+    engines = {
+        "FairClassEngine": lambda: FairClassEngine(inst),
+        "PFPClassEngine": lambda: PFPClassEngine(inst),
+        "HUGClassEngine": lambda: HUGClassEngine(HUG(), inst),
+        "SincroniaOnlineClassEngine": lambda: SincroniaOnlineClassEngine(SincroniaOnline(), inst),
+    }
+    for name, make in engines.items():
+        with pytest.raises(InvalidScheduleError) as err:
+            make()
+        assert str(err.value) == f"{name}: {why}"
+    reason: list[str] = []
+    assert class_engine_of(FairSharing(), inst, 1e-9, reason=reason) is None
+    assert reason == ["class records do not support coflow dependencies"]

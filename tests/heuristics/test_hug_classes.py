@@ -13,6 +13,7 @@ The policies are Chowdhury's HUG (PhD thesis, UC Berkeley 2015, Ch. 7, Algorithm
 
 from __future__ import annotations
 
+import class_engine_checks as checks
 import numpy as np
 import pytest
 from aalo_lockstep import bits, small_instances
@@ -28,7 +29,7 @@ from coflowlab.heuristics._hug_class_jit import refresh_active
 from coflowlab.heuristics.correlation import optimal_isolation
 from coflowlab.heuristics.hug import HUG, HUGCooperative
 from coflowlab.heuristics.hug_classes import HUGClassEngine
-from coflowlab.instances import fb_like, spread_flow_starts, uniform
+from coflowlab.instances import fb_like, uniform
 from coflowlab.instances.examples import coflex_fig2, coflex_theorem2, fig_3_2, fig_5_1
 from coflowlab.simulator import SimulationError
 
@@ -36,24 +37,10 @@ MODES = {"hug": HUG, "hug-cooperative": HUGCooperative}
 
 
 def _class_records(inst, policy, **kwargs):
-    """Runs the engine; returns its result, its records (copied) and the chunks, checking
-    that each chunk is in time order and no time group is split between chunks."""
-    chunks = []
-
-    def sink(t, c, r):
-        assert len(t) == len(c) == len(r) > 0
-        assert np.all(np.diff(t) >= 0)
-        if chunks:
-            assert t[0] > chunks[-1][0][-1]
-        chunks.append((t.copy(), c.copy(), r.copy()))
-
+    """Runs the engine; returns its result, its records (copied) and the chunks
+    (class_engine_checks.collect_records, which checks the chunks)."""
     kwargs.setdefault("max_events", 4 * inst.num_flows + 100)  # a loop that stalls fails
-    run = HUGClassEngine(policy, inst).run(sink, **kwargs)
-    if not chunks:
-        empty = np.zeros(0)
-        return run, (empty, np.zeros(0, dtype=np.int64), empty), chunks
-    recs = tuple(np.concatenate([ch[k] for ch in chunks]) for k in range(3))
-    return run, recs, chunks
+    return checks.collect_records(HUGClassEngine(policy, inst), **kwargs)
 
 
 def _check_against_reference(inst, mode):
@@ -122,10 +109,7 @@ INSTANCES = {
     "release-at-completion": _release_at_completion,
     "unordered": _unordered,
     "unequal_capacities": unequal_capacities,
-    "uniform-ties": lambda: uniform(3, 12, density=0.6, sizes=(1, 3), release_rate=2.0, seed=5),
-    "one-port": lambda: uniform(1, 6, release_rate=0.5, seed=8),
-    "fb_like": lambda: fb_like(20, num_ports=10, seed=3),
-    "fb_like-spread": lambda: spread_flow_starts(fb_like(12, num_ports=8, seed=4), 50.0, seed=4),
+    **checks.engine_instances("uniform-ties", "one-port", "fb_like", "fb_like-spread"),
     "capacity-2": lambda: uniform(4, 8, density=0.5, release_rate=0.7, seed=9).replace(
         fabric=Fabric(4, np.array([2.0, 1.0, 0.5, 2.0]), np.array([1.0, 3.0, 2.0, 0.25]))
     ),
@@ -236,8 +220,7 @@ def test_tiny_chunks_give_the_same_records():
     assert len(big_chunks) == 1 and len(small_chunks) >= len(big[0]) // (2 * inst.num_flows)
     assert len(small_chunks) > 2
     assert max(len(ch[0]) for ch in small_chunks) <= 4 * inst.num_flows  # the buffer, grown once
-    for a, b in zip(big, small, strict=True):
-        assert np.array_equal(a, b)
+    checks.assert_same_records(big, small)
     assert big_run.num_events == small_run.num_events
     assert np.array_equal(big_run.flow_completion, small_run.flow_completion)
     seen = []
@@ -265,20 +248,13 @@ def test_progress_is_reported_every_so_many_events(monkeypatch):
     records and completions unchanged) and reports the events in order up to the last."""
     from coflowlab.heuristics import hug_classes
 
-    inst = fb_like(20, num_ports=10, seed=3)
-    whole_run, whole, _ = _class_records(inst, HUGCooperative())
-    monkeypatch.setattr(hug_classes, "PROGRESS_EVENTS", 7)
-    seen = []
-    run, recs, _ = _class_records(
-        inst, HUGCooperative(), progress=lambda e, t: seen.append((e, t))
+    checks.check_progress_pauses(
+        monkeypatch,
+        hug_classes,
+        lambda inst, **kw: _class_records(inst, HUGCooperative(), **kw),
+        fb_like(20, num_ports=10, seed=3),
+        min_events=50,
     )
-    events = [e for e, _ in seen]
-    assert events[-1] == run.num_events == whole_run.num_events > 50
-    assert max(np.diff([0, *events])) <= 7 and len(seen) >= run.num_events // 7
-    assert [t for _, t in seen] == sorted(t for _, t in seen)
-    for a, b in zip(whole, recs, strict=True):
-        assert np.array_equal(a, b)
-    assert np.array_equal(run.flow_completion, whole_run.flow_completion)
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
@@ -359,20 +335,17 @@ def test_class_engine_carries_the_policy_mode():
 def test_max_events_raises_like_simulate():
     """Tests max_events: the simulator's error and message."""
     inst = uniform(4, 8, density=0.4, release_rate=0.5, seed=1)
-    with pytest.raises(SimulationError) as ref:
-        simulate(inst, HUG(), max_events=5, engine="flows")
-    with pytest.raises(SimulationError) as mine:
-        HUGClassEngine(HUG(), inst).run(lambda *a: None, max_events=5)
-    assert str(mine.value) == str(ref.value)
+    checks.assert_same_error(
+        lambda: simulate(inst, HUG(), max_events=5, engine="flows"),
+        lambda: HUGClassEngine(HUG(), inst).run(lambda *a: None, max_events=5),
+    )
     assert HUGClassEngine(HUG(), inst).run(lambda *a: None, max_events=10**6).num_events > 5
 
 
 def test_engine_can_run_twice():
     """Tests that run() starts from scratch each time (its state is per run)."""
     engine = HUGClassEngine(HUGCooperative(), fb_like(10, num_ports=8, seed=1))
-    first, second = engine.run(lambda *a: None), engine.run(lambda *a: None)
-    assert first.num_events == second.num_events and first.num_records == second.num_records
-    assert np.array_equal(first.flow_completion, second.flow_completion)
+    checks.check_same_runs(engine.run(lambda *a: None), engine.run(lambda *a: None))
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
@@ -380,6 +353,5 @@ def test_completions_within_the_relative_tolerance_share_an_event(mode):
     """Tests the completion rule at a late time: two flows whose completions differ by less
     than the tolerance relative to the time (completion_threshold) complete at one event."""
     t0 = 1e4
-    inst = Instance(4, [0, 1], [0, 1], [0, 1], [1.0, 1.0 + 5e-6], coflow_release=[t0, t0])
-    _, run = _check_against_reference(inst, mode)
+    _, run = _check_against_reference(checks.late_near_tie(t0), mode)
     assert run.num_events == 1 and run.flow_completion.tolist() == [t0 + 1.0] * 2
