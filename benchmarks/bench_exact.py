@@ -26,11 +26,12 @@ subset table only and no chain bound above it, ``weighted_group=false``,
 ``warm_start=false``: every node LP solved from scratch, the search before warm starts, or
 ``table_coflows=20``: the table up to 20 coflows only, the rule before the default
 tabulated further; ``exact_subsets=0`` and ``release_bound=parent``: the node bounds with
-release dates before issue 19); ``--releases yes|no`` runs one instance class only;
-``--verbose`` prints one line per solve (status, wall and CPU seconds, nodes, LPs, LP
-seconds). Each row ends with the wall and CPU seconds of all its solves, and the load
-average is printed before and after (the limit is wall-clock time, so a loaded machine
-proves less).
+release dates before issue 19; ``lp_method=simplex``: every node LP by the warm simplex,
+the rule before large ones went to the interior-point method); ``--releases yes|no`` runs
+one instance class only; ``--verbose`` prints one line per solve (status, wall and CPU
+seconds, nodes, LPs, LP seconds). Each row ends with the wall and CPU seconds of all its
+solves, and the load average is printed before and after (the limit is wall-clock time, so
+a loaded machine proves less).
 
 Prints figures; asserts nothing about time. Quick run::
 

@@ -17,7 +17,11 @@ A warm solve runs without presolve (presolve would discard the basis) and with t
 simplex: a carried basis is close to primal feasible but, after a change of costs, rarely
 dual feasible (measured on exact-fluid node LPs: the dual simplex from such a basis took
 more iterations than from scratch, the primal one about half; ``benchmarks/bench_exact.py``).
-A cold solve uses HiGHS's defaults, as :func:`coflowlab.solvers.solve` does.
+A cold solve uses HiGHS's defaults, as :func:`coflowlab.solvers.solve` does, or its
+interior-point method with crossover (``ipm=True``): on large, sparse LPs it can beat the
+simplex even from a good basis (measured on exact-fluid node LPs with more than about 4,000
+columns; the module notes of :mod:`coflowlab.formulations.exact_fluid`), and crossover leaves
+an optimal basis to warm-start from, as a simplex solve does.
 
 The solve is not interruptible by callbacks (the caller polls between its short solves) and
 writes nothing on standard output (the banner guard of :mod:`coflowlab.solvers.highs`).
@@ -136,6 +140,8 @@ class WarmLP:
         self._h = h
         self.iterations = 0
         """Simplex iterations of the last solve."""
+        self.ipm_iterations = 0
+        """Interior-point iterations of the last solve (0 unless ``ipm``)."""
         self._status = list(highspy.HighsBasisStatus.__members__.values())
         self._status.sort(key=int)
 
@@ -163,15 +169,21 @@ class WarmLP:
             np.array([s.value for s in rows], dtype=np.int8),
         )
 
-    def solve(self, *, warm: bool = False, time_limit: float | None = None) -> SolveResult:
+    def solve(
+        self, *, warm: bool = False, time_limit: float | None = None, ipm: bool = False
+    ) -> SolveResult:
         """Solves from HiGHS's current basis (``warm``: no presolve, primal simplex) or
-        from scratch (HiGHS's defaults); the result as :func:`coflowlab.solvers.solve`
-        returns it (``optimal``, ``infeasible``, ``time_limit_no_solution``, ``unbounded``
-        or ``error``, the latter also past an iteration limit of 20 per row and column
-        when ``warm``)."""
+        from scratch (HiGHS's defaults, or with ``ipm`` its interior-point method followed
+        by crossover, so that an optimal basis is held afterwards as after a simplex
+        solve); the result as :func:`coflowlab.solvers.solve` returns it (``optimal``,
+        ``infeasible``, ``time_limit_no_solution``, ``unbounded`` or ``error``, the latter
+        also past an iteration limit of 20 per row and column when ``warm``)."""
+        if warm and ipm:
+            raise ValueError("WarmLP.solve: a warm solve runs the simplex method, not ipm")
         h, highspy = self._h, self._highspy
         h.setOptionValue("presolve", "off" if warm else "choose")
-        h.setOptionValue("solver", "simplex" if warm else "choose")
+        h.setOptionValue("solver", "simplex" if warm else "ipm" if ipm else "choose")
+        h.setOptionValue("run_crossover", "on")
         h.setOptionValue("simplex_strategy", 4 if warm else 1)  # 4: primal, 1: dual
         h.setOptionValue("time_limit", math.inf if time_limit is None else float(time_limit))
         # a safety net for a warm start that stalls: past the limit, status "error" (the
@@ -181,7 +193,9 @@ class WarmLP:
         begin = time.perf_counter()
         h.run()
         runtime = time.perf_counter() - begin
-        self.iterations = int(h.getInfo().simplex_iteration_count)
+        info = h.getInfo()
+        self.iterations = int(info.simplex_iteration_count)
+        self.ipm_iterations = int(info.ipm_iteration_count)
         status = h.getModelStatus()
         text = h.modelStatusToString(status)
         S = highspy.HighsModelStatus

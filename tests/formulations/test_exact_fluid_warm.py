@@ -204,3 +204,77 @@ def test_time_limit_in_the_warm_search_returns_incumbent_and_bound():
     assert float(np.dot(inst.coflow_weight, report.coflow_completion)) == pytest.approx(
         sol.objective, rel=1e-6
     )
+
+
+@pytest.mark.parametrize(("name", "inst"), MEDIUM[:8], ids=[c[0] for c in MEDIUM[:8]])
+def test_interior_point_node_lps_prove_the_same_optimum(name, inst):
+    """Tests ``lp_method``: the search whose node LPs are all solved by the interior-point
+    method (``"ipm"``; crossover leaves the basis the children start from) proves the
+    optimum of the warm-simplex search (``"simplex"``), the default (``"auto"``) solves
+    these small LPs by the simplex only, and the counts say which ran. A node LP solved
+    by neither, or an ipm solve whose basis were unusable, fails here (no optimum, or
+    warm fallbacks)."""
+    simplex = solve_exact_fluid(inst, lp_method="simplex")
+    ipm = solve_exact_fluid(inst, lp_method="ipm")
+    auto = solve_exact_fluid(inst)
+    for sol in (simplex, ipm, auto):
+        assert sol.status is SolveStatus.OPTIMAL
+        assert sol.details["warm_fallbacks"] == 0
+        assert_verified(inst, sol)
+    assert ipm.objective == pytest.approx(simplex.objective, rel=MIP_GAP)
+    assert ipm.bound == pytest.approx(simplex.bound, rel=MIP_GAP)
+    assert simplex.details["ipm_lps"] == auto.details["ipm_lps"] == 0
+    if ipm.details["leaves"] > 0:  # a leaf's LP is a node LP
+        assert ipm.details["ipm_lps"] > 0
+    assert auto.details["nodes"] == simplex.details["nodes"]
+
+
+def test_auto_lp_method_switches_at_the_column_threshold(monkeypatch):
+    """Tests that ``lp_method="auto"`` solves a node LP by the interior-point method exactly
+    when it has at least ``IPM_COLUMNS`` columns (threshold lowered here to the size of one
+    LP of the path), with the optimum of the same LP solved from scratch."""
+    import coflowlab.formulations.exact_fluid as ef
+
+    inst = MEDIUM[1][1]
+    n = inst.num_coflows
+    lp = build_group_lp(inst, [list(range(n - 1)), [n - 1]], weights=[1.0, 2.0])
+    cold = solve(lp.model)
+    for threshold, expected in ((lp.model.num_vars, 1), (lp.model.num_vars + 1, 0)):
+        monkeypatch.setattr(ef, "IPM_COLUMNS", threshold)
+        data = _Data(inst, SolverOptions(), math.inf)
+        res, held = data.solve_node_lp(lp, None)
+        assert data.ipm_lps == expected
+        assert (held.ipm_iterations > 0) == bool(expected)  # which method really ran
+        assert res is not None and held is not None
+        assert res.objective == pytest.approx(cold.objective, rel=1e-9)
+        # the held LP re-solves warm at another weight (crossover left a basis)
+        got = data.resolve_weight(held, lp, 3.0)
+        heavier = build_group_lp(inst, [list(range(n - 1)), [n - 1]], weights=[3.0, 2.0])
+        again = solve(heavier.model)
+        assert got is not None and got.objective == pytest.approx(again.objective, rel=1e-9)
+        assert data.warm_fallbacks == 0
+
+
+def test_unknown_lp_method_is_refused():
+    """Tests that an unknown ``lp_method`` is refused with a message naming the choices."""
+    with pytest.raises(ValueError, match="lp_method must be one of"):
+        solve_exact_fluid(MEDIUM[0][1], lp_method="barrier")
+
+
+def test_warm_lp_ipm_solve_leaves_an_optimal_basis():
+    """Tests :meth:`WarmLP.solve` with ``ipm=True`` on the toy LP: the interior-point optimum,
+    then a warm re-solve after a cost change from the basis crossover left, with no more than
+    one simplex iteration (and none of the interior-point method); a warm solve that asks
+    for ipm is refused."""
+    b = ModelBuilder("toy")
+    b.add_variables("x", 2, cost=[1.0, 2.0])
+    b.add_rows("cover", sp.csr_matrix([[1.0, 1.0]]), lower=[1.0])
+    lp = WarmLP(b.build())
+    assert lp.solve(ipm=True).objective == pytest.approx(1.0)  # (presolve solves it)
+    assert lp.basis()[0].tolist() == [1, 0]  # x_1 basic, x_2 at its lower bound
+    lp.set_cost(0, 5.0)
+    res = lp.solve(warm=True)
+    assert res.objective == pytest.approx(2.0)
+    assert lp.iterations <= 1 and lp.ipm_iterations == 0
+    with pytest.raises(ValueError, match="warm solve"):
+        lp.solve(warm=True, ipm=True)
