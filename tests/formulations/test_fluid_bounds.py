@@ -271,3 +271,53 @@ def test_compiled_search_out_of_time_refines_nothing() -> None:
     big = uniform(2, 63, density=0.3, sizes=(1, 3), seed=1)
     wide = _Data(big, SolverOptions(), math.inf, chain_bound="lazy")
     assert wide.lazy is not None and not wide.lazy.compiled
+
+
+def test_memo_table_keeps_every_entry_as_it_grows() -> None:
+    """The compiled search's memo table (open addressing) against a dict: keys that collide
+    on purpose (consecutive masks, multiples of large powers of two) and random ones, each
+    stored after the table made room; every value read back, absent keys give the default,
+    overwriting counts no new entry, and the table stays at most two-thirds full."""
+    from coflowlab.formulations._fluid_bounds_jit import memo_get, memo_put
+    from coflowlab.formulations.fluid_bounds import _MemoTable
+
+    rng = np.random.default_rng(5)
+    keys = np.concatenate([
+        np.arange(3000), np.arange(1, 2000) << 40, rng.integers(0, 1 << 62, 5000),
+    ]).astype(np.int64)  # fmt: skip
+    table = _MemoTable(capacity=16)
+    want: dict[int, float] = {}
+    count = 0
+    for start in range(0, len(keys), 500):
+        batch = keys[start : start + 500]
+        table.reserve(count, len(batch))
+        assert 3 * (count + len(batch)) <= 2 * len(table.keys)
+        for key in batch.tolist():
+            value = float(rng.random())
+            count += memo_put(table.keys, table.vals, key, value)
+            want[key] = value
+    assert count == len(want) and table.as_dict() == want
+    for key in keys[:50].tolist():
+        assert memo_get(table.keys, table.vals, key, -1.0) == want[key]
+    assert memo_get(table.keys, table.vals, 1 << 61, -1.5) == -1.5
+
+
+def test_compiled_search_equals_the_python_search_past_the_first_table() -> None:
+    """As the test above on an instance with more subsets than the compiled memo's first
+    table holds (15 coflows, small budget, many calls), so the tables grow during the
+    calls: the same values, memos and refinements as the Python search."""
+    rng = np.random.default_rng(7)
+    inst = uniform(4, 15, density=0.5, sizes=(1, 9), weights=(1, 4), seed=7)
+    table = _Data(inst, SolverOptions(), math.inf, chain_bound="table")
+    assert table.chain is not None
+    n = table.n
+    fast, slow = _lazy_pair(table, np.zeros((n, n), dtype=bool), budget=200)
+    for _ in range(400):
+        mask = int(rng.integers(1, 1 << n))
+        target = float(table.chain[mask]) * float(rng.choice([0.99, 1.0, 1.01]))
+        got, want = fast.bound(mask, target), slow.bound(mask, target)
+        assert np.float64(got).tobytes() == np.float64(want).tobytes(), (mask, target)
+    low = dict(fast.low)
+    assert len(low) > 4096 * 2 // 3  # past the first table
+    assert low == slow.low and dict(fast.high) == slow.high
+    assert fast.refined == slow.refined
