@@ -78,23 +78,31 @@ def drive(
     max_events: int | None,
     progress: Progress | None,
     pause_every: int | None,
+    decide: Callable[[int, float], bool] | None = None,
 ) -> ClassRun:
     """Runs a compiled class loop to its end (the Python side of :mod:`.fair_classes`,
-    :mod:`.pfp_classes` and :mod:`.hug_classes`): ``step(pause)`` runs the kernel from where
-    it stopped, on the arrays of ``run`` (:class:`~coflowlab.class_simulation.RunState`),
+    :mod:`.pfp_classes`, :mod:`.hug_classes` and :mod:`.sincronia_online_classes`):
+    ``step(pause)`` runs the kernel from where it stopped, on the arrays of ``run``
+    (:class:`~coflowlab.class_simulation.RunState`),
     with ``pause`` the event count at which to return for progress (-1: never), and returns
     ``(status, pos)``; after each return the records go to ``sink`` in whole time groups
     (``run.buf``), the status's error is raised (:func:`loop_error`) and
-    ``progress(events, time)`` is called. The loops share the state layout: ``state_f[0]``
-    the time, ``state_i[1:4]`` events, active flows, records. Returns the loop's
-    :class:`~coflowlab.class_simulation.ClassRun`."""
+    ``progress(events, time)`` is called. ``decide(status, time)``, when given, sees every
+    return first and says whether it handled it (a return for a decision in Python, as
+    :mod:`.sincronia_online_classes` makes): the loop then goes on, with the same pause.
+    The loops share the state layout: ``state_f[0]`` the time, ``state_i[1:4]`` events,
+    active flows, records. Returns the loop's :class:`~coflowlab.class_simulation.ClassRun`."""
     from coflowlab.class_simulation import ClassRun
 
     buf = run.buf
+    # the event count at which the loop pauses for progress (-1: never); it moves on only
+    # when progress is reported
+    pause = -1 if progress is None or pause_every is None else int(state_i[1]) + pause_every
     while True:
-        pause = -1 if progress is None or pause_every is None else int(state_i[1]) + pause_every
         status, buf.pos = step(pause)
         t = float(state_f[0])
+        if decide is not None and decide(status, t):
+            continue
         error = loop_error(status, name, t, int(state_i[2]), max_events)
         if error is not None:
             raise error
@@ -104,6 +112,8 @@ def drive(
             buf.hand_over(sink, t)  # FULL, or a pause for progress
         if progress is not None:
             progress(int(state_i[1]), t)
+            if pause >= 0 and pause_every is not None:
+                pause = int(state_i[1]) + pause_every
         if status == LOOP_DONE:
             return ClassRun(
                 flow_completion=run.flow_done,

@@ -169,7 +169,7 @@ class SincroniaOnlineClassEngine(SingletonClassEngine):
         called at least every ``PROGRESS_EVENTS`` events. Also raises
         :class:`coflowlab.SolverError` if an admission LP fails (raised by the policy)."""
         from . import _sincronia_online_class_jit as j
-        from ._event_loop_jit import loop_error
+        from ._event_loop_jit import drive
 
         inst = self.instance
         nf, n = inst.num_flows, inst.num_coflows
@@ -190,7 +190,6 @@ class SincroniaOnlineClassEngine(SingletonClassEngine):
         state_f = np.array([self._rel_time[0] if nf else np.inf, np.inf, -np.inf, np.inf])
         state_i = np.zeros(11, dtype=np.int64)
         no_f, no_r = np.zeros(0, dtype=np.int64), np.zeros(0)
-        pend_f, pend_r = no_f, no_r
         greedy_args = (
             policy._active_count, greedy.pair_of, greedy.ptr, greedy.count, greedy.slot,
             greedy.pos, greedy.rate, greedy.head, greedy.head_key, greedy.heads, greedy.keys,
@@ -207,9 +206,6 @@ class SincroniaOnlineClassEngine(SingletonClassEngine):
                 state_i[j.LO] = flows[0]
             return flows
 
-        # the event count at which the loop pauses for progress (-1: never); it moves on only
-        # when progress is reported, not at the returns for Python decisions
-        pause = -1 if progress is None else PROGRESS_EVENTS
         loads_kernel = _kernels()["loads"]
         flow_src = np.ascontiguousarray(inst.flow_src, dtype=np.int64)
         flow_dst = np.ascontiguousarray(inst.flow_dst, dtype=np.int64)
@@ -226,52 +222,45 @@ class SincroniaOnlineClassEngine(SingletonClassEngine):
             )  # fmt: skip
             return out_loads
 
-        while True:
-            status, buf.pos = kernel(
+        pending = (no_f, no_r)  # the rate changes of the last Python decision
+
+        def step(pause: int) -> tuple[int, int]:
+            nonlocal pending
+            pend_f, pend_r = pending
+            pending = (no_f, no_r)
+            # of the errors only MAX_EVENTS can come: positive capacities always serve (no
+            # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
+            return kernel(
                 self._rel_flow, self._rel_time, self.tol, run.limit, pause, room,
                 fl.rows, fl.alive, fl.tree, fl.off, fl.flow_coflow, run.coflow_left,
                 run.coflow_sent_done, run.flow_done, run.coflow_done, coflow_arrival,
                 run.arrived, run.completed, done_coflows, state_f, state_i, pend_f, pend_r,
                 buf.t, buf.c, buf.r, buf.pos, *greedy_args,
             )  # fmt: skip
-            pend_f, pend_r = no_f, no_r
-            t = float(state_f[j.T_NOW])
-            events = int(state_i[j.EVENTS])
-            if status == j.DECIDE:
-                pend_f, pend_r = self._decide(
-                    t, state_f, state_i, run.arrived, run.completed, done_coflows,
-                    run.flow_done, fl, active_flows, loads, run.coflow_sent_done, seen_arrival,
-                    columns,
-                )  # fmt: skip
-                if len(pend_f) > room:  # pragma: no cover - greedy changes at most 4m rates
-                    raise SimulationError(
-                        f"policy {self.name!r} changed {len(pend_f)} rates at t={t!r}, more "
-                        f"than the {room} an event can"
-                    )
-                if buf.pos + room > len(buf.t):
-                    buf.hand_over(sink, t)
-                continue
-            # of the errors only MAX_EVENTS can come: positive capacities always serve (no
-            # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
-            error = loop_error(status, self.name, t, int(state_i[j.ACTIVE]), max_events)
-            if error is not None:
-                raise error
-            if status == j.DONE:
-                buf.finish(sink)
-                if progress is not None:
-                    progress(events, t)
-                break
-            # FULL (or a pause for progress)
-            buf.hand_over(sink, t)
-            if progress is not None:
-                progress(events, t)
-                pause = events + PROGRESS_EVENTS
-        return ClassRun(
-            flow_completion=run.flow_done,
-            coflow_completion=run.coflow_done,
-            num_events=int(state_i[j.EVENTS]),
-            num_records=int(state_i[j.RECORDS]),
-        )
+
+        def decide(status: int, t: float) -> bool:
+            # an event that starts an epoch or brings an arrival: the policy's own decide
+            nonlocal pending
+            if status != j.DECIDE:
+                return False
+            pending = self._decide(
+                t, state_f, state_i, run.arrived, run.completed, done_coflows,
+                run.flow_done, fl, active_flows, loads, run.coflow_sent_done, seen_arrival,
+                columns,
+            )  # fmt: skip
+            if len(pending[0]) > room:  # pragma: no cover - greedy changes at most 4m rates
+                raise SimulationError(
+                    f"policy {self.name!r} changed {len(pending[0])} rates at t={t!r}, more "
+                    f"than the {room} an event can"
+                )
+            if buf.pos + room > len(buf.t):
+                buf.hand_over(sink, t)
+            return True
+
+        return drive(
+            step, run, sink, state_f, state_i, name=self.name, max_events=max_events,
+            progress=progress, pause_every=PROGRESS_EVENTS, decide=decide,
+        )  # fmt: skip
 
     def _decide(
         self,
