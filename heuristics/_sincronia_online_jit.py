@@ -22,6 +22,10 @@ State arrays (owned by the policy, updated in place):
 - ``heads[:H]`` the non-empty pairs by increasing ``keys[:H]`` (their heads' keys);
 - ``sending[:S]`` the flows whose ``rate`` is positive; ``stamp`` marks a fill's senders;
 - ``meta = [H, S, stamp counter]``.
+
+A new coflow order rebuilds the heads (:func:`update_flows` with ``rebuild``), unless it keeps
+the relative order of every coflow with an active flow: the heads and their order then stay,
+and :func:`rekey_heads` only rewrites their keys.
 """
 
 from __future__ import annotations
@@ -177,6 +181,23 @@ def _rebuild(
     heads[:h] = heads[:h][order]
     keys[:h] = keys[:h][order]
     meta[0] = h
+
+
+@njit(cache=True)
+def rekey_heads(head, head_key, heads, keys, meta, rank, flow_coflow):  # pragma: no cover - numba
+    """Gives every head its key under a new ``rank`` that keeps the relative order of every
+    coflow with an active flow: each pair's head and the heads' order stay (a flow's key
+    orders flows by ``(rank of its coflow, index)``, and no active flow's place in that order
+    moved), only the keys change, and they stay increasing. This is the state
+    :func:`update_flows` would rebuild, without the pass over every active flow and the sort
+    (about 15,500 of the 16,250 reorders of the Facebook trace keep the order)."""
+    nf = flow_coflow.shape[0]
+    for i in range(meta[0]):
+        p = heads[i]
+        f = head[p]
+        key = rank[flow_coflow[f]] * nf + f
+        head_key[p] = key
+        keys[i] = key
 
 
 @njit(cache=True)

@@ -479,11 +479,20 @@ class SincroniaOnline:
                 release = np.asarray(state.coflow_arrival, dtype=float)
                 self._tail = self._slowdown_order(tail, release, t)
                 reorder = True
+        previous = self._rank
         if reorder:
+            previous = self._rank.copy()
             self._rank[self._priority()] = np.arange(len(self._rank), dtype=np.int64)
             self._inner = None
         if self._greedy is not None:
-            flows, rates = self._greedy.step(arrived, completed, reorder, self._rank)
+            # a new order that keeps the active coflows' relative order (most epoch starts)
+            # leaves every greedy head where it was: the heads are re-keyed, not rebuilt
+            kept = (
+                reorder and not len(arrived) and _same_order(previous, self._rank, self._present())
+            )
+            flows, rates = self._greedy.step(
+                arrived, completed, reorder and not kept, self._rank, previous if kept else None
+            )
             return Decision(None, wakeup=epoch.end, update=(flows, rates))
         if self._inner is None:
             self._inner = StaticPriority(self._priority(), self.allocation)
@@ -491,6 +500,14 @@ class SincroniaOnline:
         inner = self._inner.decide(state)
         wake = epoch.end if inner.wakeup is None else min(epoch.end, float(inner.wakeup))
         return Decision(inner.rates, wakeup=wake, notify=inner.notify)
+
+
+def _same_order(before: IntArray, after: IntArray, coflows: IntArray) -> bool:
+    """Whether the ranks ``before`` and ``after`` order ``coflows`` the same way."""
+    if len(coflows) < 2:
+        return True
+    ranks = after[coflows[np.argsort(before[coflows])]]
+    return bool(np.all(ranks[1:] > ranks[:-1]))
 
 
 @cache
@@ -503,6 +520,7 @@ def _kernels() -> dict[str, Any]:
         "update": k.update_flows,
         "fill": k.greedy_fill,
         "loads": k.port_loads,
+        "rekey": k.rekey_heads,
     }
 
 
@@ -545,16 +563,31 @@ class _GreedyState:
         self.flow_coflow = np.ascontiguousarray(view.flow_coflow, dtype=np.int64)
 
     def step(
-        self, arrived: IntArray, completed: IntArray, reorder: bool, rank: IntArray
+        self,
+        arrived: IntArray,
+        completed: IntArray,
+        reorder: bool,
+        rank: IntArray,
+        kept_from: IntArray | None = None,
     ) -> tuple[IntArray, FloatArray]:
         """Applies an event's arrivals and completions (``reorder``: the coflow ``rank``
-        changed) and returns the flows whose greedy rate changed, with their new rates."""
+        changed, rebuild the heads) and returns the flows whose greedy rate changed, with
+        their new rates. ``kept_from``: the rank before a change to ``rank`` that keeps the
+        relative order of every coflow with an active flow after the event (no arrival); the
+        completions then move their pairs' heads under that rank and the heads are re-keyed
+        under ``rank`` (:func:`~._sincronia_online_jit.rekey_heads`), the state a rebuild
+        would give."""
         k = _kernels()
         k["update"](
             arrived, completed, reorder, self.pair_of, self.ptr, self.count, self.slot,
             self.pos, self.rate, self.head, self.head_key, self.heads, self.keys, self.meta,
-            rank, self.flow_coflow,
+            rank if kept_from is None else kept_from, self.flow_coflow,
         )  # fmt: skip
+        if kept_from is not None:
+            k["rekey"](
+                self.head, self.head_key, self.heads, self.keys, self.meta, rank,
+                self.flow_coflow,
+            )  # fmt: skip
         flows: IntArray
         rates: FloatArray
         flows, rates = k["fill"](

@@ -22,8 +22,8 @@ read by :meth:`SincroniaOnline._remaining_time`), over the candidates' flows onl
 per-flow path gathers every active flow's columns; the sums are the same floats.
 
 On the Facebook trace about 16,000 of the 358,313 events go to Python (15,787 epoch starts,
-15,728 with an admission LP); those LPs and the policy's rebuild of its greedy state at each
-reorder are most of what remains of the time.
+15,728 with an admission LP, 9,653 of which need HiGHS; docs/sincronia-online.md#epoch-starts);
+those LPs and the compiled loop's greedy fill are most of what remains of the time.
 
 The records go out as class records (:mod:`coflowlab.class_simulation`,
 ``docs/rate-classes.md``) with one class per flow (``flow_class = arange(F)``): a record

@@ -25,7 +25,7 @@ from coflowlab.approximations.primal_dual import primal_dual_order
 from coflowlab.exceptions import SolverError
 from coflowlab.formulations import sincronia_admission
 from coflowlab.formulations.sincronia_admission import admission_model, solve_admission
-from coflowlab.heuristics import make_policy
+from coflowlab.heuristics import make_policy, sincronia_online
 from coflowlab.heuristics.sincronia_online import SincroniaOnline, epoch_at
 from coflowlab.instances import find_fb_trace, read_benchmark, uniform
 from coflowlab.list_scheduling import StaticPriority
@@ -577,6 +577,34 @@ def test_greedy_equals_the_reference_on_random_instances(seed, ports, flows, max
     tangled instances of 1-4 ports."""
     inst = tangled(seed, ports=ports, coflows=min(flows, 5), flows=flows)
     lockstep(inst, max_epochs=max_epochs, timing=timing)
+
+
+def test_kept_orders_rekey_the_heads_with_the_reference_rates(monkeypatch):
+    """Tests that a new order keeping the relative order of the coflows with active flows
+    (most epoch starts) re-keys the greedy heads instead of rebuilding them, that other new
+    orders rebuild them, and that both give the reference's rates at every event."""
+    calls = {"kept": 0, "rebuilt": 0}
+    step = sincronia_online._GreedyState.step
+
+    def counting(self, arrived, completed, reorder, rank, kept_from=None):
+        calls["kept"] += kept_from is not None
+        calls["rebuilt"] += bool(reorder) or len(arrived) > 0
+        return step(self, arrived, completed, reorder, rank, kept_from)
+
+    monkeypatch.setattr(sincronia_online._GreedyState, "step", counting)
+    for kind, seed, params in EQUIVALENCE:
+        inst = uniform(4, 12, release_rate=0.6, weights=(1, 4), seed=seed)
+        lockstep(inst if kind == "uniform" else tangled(seed), **params)
+    assert calls["kept"] > 20 and calls["rebuilt"] > 20, calls
+
+
+def test_same_order_compares_only_the_given_coflows():
+    """Tests the order check behind the re-keying: ranks that move an absent coflow keep the
+    order, ranks that swap two given coflows do not."""
+    before = np.array([0, 1, 2, 3])
+    assert sincronia_online._same_order(before, np.array([3, 0, 1, 2]), np.array([1, 2, 3]))
+    assert not sincronia_online._same_order(before, np.array([0, 2, 1, 3]), np.array([1, 2]))
+    assert sincronia_online._same_order(before, np.array([3, 2, 1, 0]), np.array([2]))
 
 
 def test_hidden_labels_equal_the_reference():
