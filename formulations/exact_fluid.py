@@ -124,6 +124,23 @@ events, of the order LP (:mod:`coflowlab.formulations.order_lp`). Two ways to fi
     95-97 % of the search. ``"simplex"``: the warm simplex for every node LP (the rule
     before); ``"ipm"``: the interior-point method for every node LP.
 
+    Parallel search (``workers=K``, default 1): the search runs on ``K`` processes forked
+    after the heuristic (:mod:`~coflowlab.formulations.parallel_search`). They take nodes
+    from a shared queue that starts with the root, search each one's subtree depth first as
+    above, and prune against the least value any of them found (kept in shared memory). A
+    process that sees another one idle while nothing is queued gives away the node of its
+    stack with the least bound (not the one it pops next): the other process then works on
+    what the one-process search would reach soonest, rather than on the weakest siblings
+    near the root, whose subtrees a later incumbent usually prunes. Each process keeps its
+    own memos (chain bounds, small-subset optima) and warm starts from then on. The bound
+    returned on a time limit is the least of every process's open nodes, the nodes still
+    queued and the incumbent, so it is as valid as on one process; the optimum proven is the
+    same, but the nodes searched and, among equal optima, the schedule returned depend on
+    timing (the best value wins, then the least completion order). ``details["workers"]``
+    and ``details["worker_nodes"]`` (nodes bounded per process) describe the run; ``lps``,
+    ``lp_seconds`` and the other counters add up over the processes, so ``lp_seconds`` can
+    exceed the wall time. Measured in the README's exact-methods section.
+
     Dominance: coflow ``a`` goes before ``b`` when, on every (ingress, egress) pair, ``a``'s
     demand is at most ``b``'s, ``w_a ≥ w_b`` and ``r_a ≤ r_b`` (all flows released with their
     coflow); identical coflows are thereby ordered by index. Exchange argument: on each pair,
@@ -225,6 +242,7 @@ from .order_lp import (
     fluid_schedule_from_intervals,
     release_values,
 )
+from .parallel_search import SharedSearch, run_workers
 
 __all__ = [
     "ALGORITHMS",
@@ -436,6 +454,7 @@ class _Data:
     lp_method: str = "auto"  # "auto", "simplex" or "ipm" (module notes, "Large node LPs")
     ipm_lps: int = 0  # node LPs solved by the interior-point method
     warm_fallbacks: int = 0  # warm solves that did not end optimal, re-solved from scratch
+    workers: int = 1  # processes of the branch and bound (module notes, "Parallel search")
     span: FloatArray | None = None
     chain: FloatArray | None = None
     lazy: LazyChainBound | None = None
@@ -889,27 +908,51 @@ class _Node:
     release: bool = field(default=False, compare=False)  # a release child (counted)
 
 
-def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str, Any]:
-    n, q = data.n, len(data.values)
-    full = (1 << n) - 1
+def _root_node(data: _Data, inc: _Incumbent, mip_gap: float) -> _Node:
+    """The search's root: every coflow unordered, every release event unplaced."""
+    full = (1 << data.n) - 1
+    root = data.lower_bound(full, _threshold(data, inc.value, mip_gap))
+    return _Node(data.round_bound(root), (), (), len(data.values), full)
+
+
+def _threshold(data: _Data, best: float, mip_gap: float) -> float:
+    """The bound at which a node is pruned, given the best value ``best`` found."""
+    if math.isinf(best):
+        return math.inf
+    slack = max(mip_gap * abs(best), 1e-9 * max(1.0, abs(best)))
+    data.cutoff_slack = slack  # the subset searches aim at the incumbent itself
+    return best - slack
+
+
+def _branch_and_bound(
+    data: _Data,
+    inc: _Incumbent,
+    mip_gap: float,
+    *,
+    stack: list[_Node] | None = None,
+    shared: SharedSearch | None = None,
+) -> dict[str, Any]:
+    """Searches from the root, or from the nodes of ``stack``; with ``shared`` (one process
+    of a parallel search, :mod:`~coflowlab.formulations.parallel_search`) it also prunes
+    against the best value of the other processes, offers its own, gives a node away when
+    another process is idle (:func:`_donated`), and sends no progress reports."""
+    if stack is None:
+        stack = [_root_node(data, inc, mip_gap)]
 
     def threshold() -> float:
-        if math.isinf(inc.value):
-            return math.inf
-        slack = max(mip_gap * abs(inc.value), 1e-9 * max(1.0, abs(inc.value)))
-        data.cutoff_slack = slack  # the subset searches aim at the incumbent itself
-        return inc.value - slack
+        best = inc.value if shared is None else min(inc.value, shared.best())
+        return _threshold(data, best, mip_gap)
 
-    root = data.lower_bound(full, threshold())
-    stack: list[_Node] = [_Node(data.round_bound(root), (), (), q, full)]
     stats: dict[str, Any] = {
         "nodes": 0, "pruned_by_bound": 0, "infeasible": 0, "leaves": 0, "release_nodes": 0,
         "pruned_after_lp": 0,
     }  # fmt: skip
     pruned_min = math.inf
     finished = False
-    node = stack[0]
+    node = stack[-1]
     reporter = ProgressReporter(METHOD, "branch and bound")
+    if shared is not None:
+        reporter.hook = None  # the parent process reports for the whole search
 
     def release_child_ok(node: _Node, idx: IntArray) -> bool:
         if node.qrem == 0 or not len(idx):
@@ -921,6 +964,11 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
 
     try:
         while stack:
+            if shared is not None:
+                if shared.stopped():
+                    raise _OutOfTime
+                if len(stack) > 1 and shared.hungry():
+                    shared.put(stack.pop(_donated(stack)))
             node = stack.pop()
             if reporter.due():  # the search's bound: as stats["bound"] below, while open
                 open_min = min((nd.cheap for nd in stack), default=node.cheap)
@@ -971,6 +1019,8 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
                 elif data.integral:
                     lp_value = data.whole_value(lp_value)
                 inc.offer(lp_value, node.suffix, node.slots, lp, x, "branch and bound")
+                if shared is not None:
+                    shared.offer(lp_value)
                 continue
             eligible = [j for j in idx.tolist() if not data.prec[j, idx].any()]
             if not eligible:  # cyclic precedences: no order obeys them
@@ -1063,6 +1113,89 @@ def _branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str,
         min(inc.value, pruned_min, open_min) if not finished else min(inc.value, pruned_min)
     )
     stats["finished"] = finished
+    return stats
+
+
+def _donated(stack: list[_Node]) -> int:
+    """The position of the node a process gives away (module notes, "Parallel search"):
+    the least bound below the top of its stack (the top is what it searches next)."""
+    return min(range(len(stack) - 1), key=lambda k: stack[k].cheap)
+
+
+_COUNTERS = ("lps", "lp_time", "ipm_lps", "warm_fallbacks", "sub_solves", "milps")
+"""The counters of :class:`_Data` that a parallel search's processes add up."""
+
+
+def _bnb_worker(data: _Data, inc: _Incumbent, mip_gap: float, shared: SharedSearch) -> dict:
+    """One process of the parallel search: takes nodes and searches their subtrees until
+    the search is over or its time is up; returns its statistics, the counters it added and
+    its incumbent when it improved on the one it started from."""
+    start_value = inc.value
+    before = {k: getattr(data, k) for k in _COUNTERS}
+    refined = data.lazy.refined if data.lazy is not None else 0
+    runs = []
+    while data.time_left() > 0:
+        got, node = shared.take()
+        if not got:
+            break
+        try:
+            runs.append(_branch_and_bound(data, inc, mip_gap, stack=[node], shared=shared))
+        finally:
+            shared.done()
+        if not runs[-1]["finished"]:
+            shared.stop()  # the others stop too: their open nodes bound the search
+            break
+    counters = {k: getattr(data, k) - before[k] for k in _COUNTERS}
+    counters["refined"] = (data.lazy.refined if data.lazy is not None else 0) - refined
+    better = inc.value < start_value
+    return {
+        "runs": runs,
+        "counters": counters,
+        "incumbent": (inc.value, inc.order, inc.slots, inc.lp, inc.x, inc.source)
+        if better
+        else None,
+    }
+
+
+def _parallel_branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> dict[str, Any]:
+    """The search on ``data.workers`` processes (:mod:`.parallel_search`), merged: the same
+    statistics as :func:`_branch_and_bound`, summed, and the least of their bounds."""
+    root = _root_node(data, inc, mip_gap)
+    reporter = ProgressReporter(METHOD, "branch and bound")
+
+    def poll(shared: SharedSearch) -> None:
+        reporter.report(incumbent=shared.best())
+
+    results, left, _ = run_workers(
+        data.workers, [root], lambda shared: _bnb_worker(data, inc, mip_gap, shared),
+        inc.value, poll=poll if reporter.enabled else None, stop_when=interrupt_requested,
+    )  # fmt: skip
+    runs = [run for res in results for run in res["runs"]]
+    stats: dict[str, Any] = {}
+    for run in runs:
+        for key, value in run.items():
+            if key not in ("bound", "finished"):
+                stats[key] = stats.get(key, 0) + value
+    for res in results:
+        for key, value in res["counters"].items():
+            if key == "refined":
+                if data.lazy is not None:
+                    data.lazy.refined += value
+            else:
+                setattr(data, key, getattr(data, key) + value)
+    # the best incumbent; among equal values the least (order, slots), whatever the timing
+    found = sorted(
+        (res["incumbent"] for res in results if res["incumbent"] is not None),
+        key=lambda got: (got[0], got[1], got[2]),
+    )
+    if found:
+        inc.offer(*found[0])
+    finished = not left and all(run["finished"] for run in runs)
+    stats["open_nodes"] = stats.get("open_nodes", 0) + len(left)
+    stats["bound"] = min([inc.value] + [run["bound"] for run in runs] + [nd.cheap for nd in left])
+    stats["finished"] = finished
+    stats["workers"] = data.workers
+    stats["worker_nodes"] = [sum(run["nodes"] for run in res["runs"]) for res in results]
     return stats
 
 
@@ -1295,7 +1428,8 @@ def _run_bnb(
     if out_of_time:
         details.update(nodes=0, finished=False)
         return _time_limit_status(inc), min(inc.value, root), "time limit reached in the heuristic"
-    stats = _branch_and_bound(data, inc, data.options.mip_gap)
+    search = _parallel_branch_and_bound if data.workers > 1 else _branch_and_bound
+    stats = search(data, inc, data.options.mip_gap)
     bound = stats.pop("bound")
     details.update(stats)
     if stats["finished"]:
@@ -1396,6 +1530,7 @@ def solve_exact_fluid(
     release_bound: str = "lp",
     exact_subsets: int | None = None,
     lp_method: str = "auto",
+    workers: int = 1,
 ) -> Solution:
     """The fluid optimum of ``Σ_j w_j C_j``: a verified schedule, proven optimal or, on the
     time limit, the best found with a proven bound (docs/theory.md#exact).
@@ -1465,6 +1600,12 @@ def solve_exact_fluid(
         scratch for LPs of at least :data:`IPM_COLUMNS` columns, the primal simplex from
         the parent's basis below; ``"simplex"`` always the latter (the rule before);
         ``"ipm"`` always the former. The same optima (to the solver's tolerance).
+    workers
+        Processes the branch and bound runs on (module notes, "Parallel search"); ``1``
+        (default): this process alone, the same search node for node on every run. More
+        prove the same optimum sooner on a machine with that many cores, but the nodes
+        searched, and which of several optimal schedules is returned, depend on timing.
+        Linux and other systems that fork only; ``algorithm="bnb"`` only.
 
     Returns
     -------
@@ -1520,6 +1661,13 @@ def solve_exact_fluid(
         raise ValueError(f"lp_method must be one of {LP_METHODS}, got {lp_method!r}")
     if chain_budget < 1:
         raise ValueError(f"chain_budget must be at least 1, got {chain_budget}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number of at least 1, got {workers!r}")
+    if workers > 1 and algorithm != "bnb":
+        raise ValueError(
+            f"workers > 1 runs the branch and bound only (algorithm='bnb'), "
+            f"not algorithm={algorithm!r}"
+        )
     if table_coflows is not None and not 0 <= table_coflows <= MAX_TABLE_COFLOWS:
         raise ValueError(
             f"table_coflows must be in 0..{MAX_TABLE_COFLOWS} or None, got {table_coflows}"
@@ -1546,6 +1694,7 @@ def solve_exact_fluid(
         weighted_group=weighted_group, table_coflows=table_coflows, release_bound=release_bound,
         exact_subsets=exact_subsets if not instance.dependencies.size else 0,
         warm_start=warm_start and options.solver == "highs", lp_method=lp_method,
+        workers=workers,
     )  # fmt: skip
     inc = _Incumbent()
     details: dict[str, Any] = {"algorithm": algorithm}
