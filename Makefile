@@ -25,14 +25,14 @@ demo: $(STAMP)
 	$(PY) -m coflowlab demo
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -m "not slow" --timeout=900 $(PYTEST_ARGS)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow $(PYTEST_ARGS)
 
 # the property suites with thousands of examples each, and their summary table
 proofs: $(STAMP)
-	COFLOWLAB_PROOFS=thorough $(PY) -m pytest -q proofs-checks --proofs-summary $(PYTEST_ARGS)
+	COFLOWLAB_PROOFS=thorough $(PY) -m pytest -q proofs-checks --proofs-summary --timeout=900 $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
