@@ -21,8 +21,9 @@ class G0(NamedTuple):
     pfl_ptr: np.ndarray  # per port: its flows in index order, pfl[pfl_ptr[p]:pfl_ptr[p + 1]]
     pfl: np.ndarray
     pfl_pos: np.ndarray  # f's position in pfl: ingress side [f], egress side [nf + f]
-    cls_ptr: np.ndarray  # per (a, b): its flows in index order, cls_flows[cls_ptr[key]:...]
-    cls_flows: np.ndarray
+    cls_ptr: np.ndarray  # per (a, b): its flows, cls_flows[cls_ptr[key]:cls_ptr[key + 1]],
+    cls_flows: np.ndarray  # those of group 0 first (cnt[key] of them, in no order)
+    cls_pos: np.ndarray  # f's position in cls_flows
     cls_rate: np.ndarray  # the rate group 0 last gave the pair's flows
     joined: np.ndarray  # flows that joined group 0 since its last computation
     njoined: np.ndarray  # [count, overflowed]
@@ -871,7 +872,18 @@ def g0_move(f, d, pa, pb, alive, served, g0):  # pragma: no cover - numba
     b = pb[f]
     m = g0.m
     nf = alive.shape[0]
-    g0.cnt[a * m + b - m] += d
+    kk = a * m + b - m
+    g0.cnt[kk] += d
+    # keep the pair's flows of group 0 first in its segment: swap f with the flow at the
+    # boundary (after the increment: the last member's slot; after the decrement: the
+    # first non-member's), so that g0_fill lists a pair's members, not all its flows
+    slot = g0.cls_ptr[kk] + g0.cnt[kk] - (1 if d > 0 else 0)
+    at = g0.cls_pos[f]
+    other = g0.cls_flows[slot]
+    g0.cls_flows[slot] = f
+    g0.cls_flows[at] = other
+    g0.cls_pos[f] = slot
+    g0.cls_pos[other] = at
     if d > 0:
         g0.first[a] = min(g0.first[a], f)
         g0.first[b] = min(g0.first[b], f)
@@ -997,7 +1009,6 @@ def g0_fill(res, port_served, pa, pb, alive, served, rate, g0):  # pragma: no co
     # the flows whose rate changes: all of a pair whose rate changed, and the flows that
     # joined since the last computation
     out_f = np.empty(16, dtype=np.int64)
-    out_r = np.empty(16)
     nout = 0
     stamp = g0.stamp
     nj = g0.njoined[0]
@@ -1005,7 +1016,7 @@ def g0_fill(res, port_served, pa, pb, alive, served, rate, g0):  # pragma: no co
         if z < nch:
             kk = changed[z]
             lo = g0.cls_ptr[kk]
-            hi = g0.cls_ptr[kk + 1]
+            hi = lo + cnt[kk]  # the pair's flows of group 0 (g0_move keeps them first)
         else:
             lo = z - nch
             hi = lo + 1
@@ -1013,26 +1024,57 @@ def g0_fill(res, port_served, pa, pb, alive, served, rate, g0):  # pragma: no co
             f = g0.cls_flows[w] if z < nch else g0.joined[w]
             if not (alive[f] and served[f]) or stamp[f]:
                 continue
-            x = cls_rate[pa[f] * m + pb[f] - m]
-            if x != rate[f]:
+            if cls_rate[pa[f] * m + pb[f] - m] != rate[f]:
                 stamp[f] = True
                 if nout == out_f.shape[0]:
                     gf = np.empty(2 * nout, dtype=np.int64)
-                    gr = np.empty(2 * nout)
                     gf[:nout] = out_f[:nout]
-                    gr[:nout] = out_r[:nout]
                     out_f = gf
-                    out_r = gr
                 out_f[nout] = f
-                out_r[nout] = x
                 nout += 1
     g0.njoined[0] = 0
-    order = np.argsort(out_f[:nout])
-    ef = out_f[:nout][order]
-    er = out_r[:nout][order]
+    # in index order; a flow's new rate is its pair's, so sorting the flows alone is
+    # enough (np.sort, not an argsort and two gathers: a third of this kernel's time)
+    ef = np.sort(out_f[:nout])
+    er = np.empty(nout)
     for i in range(nout):
-        stamp[ef[i]] = False
+        f = ef[i]
+        stamp[f] = False
+        er[i] = cls_rate[pa[f] * m + pb[f] - m]
     return ef, er
+
+
+@njit(cache=True)
+def light(f, pin, pout, sent, bound):  # pragma: no cover - numba
+    # FIFO-LM: has flow f a light (coflow, port) pair, one that has sent less than `bound`?
+    return not (sent[pin[f]] >= bound and sent[pout[f]] >= bound)
+
+
+@njit(cache=True)
+def could_grow(res, eps, link_alive):  # pragma: no cover - numba
+    # FIFO-LM: could an alive flow still grow, both its ports above the saturation
+    # tolerance (res > eps)? The question is about (ingress, egress) links, not flows: a
+    # scan of the alive flows themselves cost the trace ~140,000 flows per event, as
+    # every port with capacity left was visited with all its flows
+    np2 = res.shape[0]
+    m = np2 // 2
+    ins = np.empty(m, dtype=np.int64)
+    outs = np.empty(m, dtype=np.int64)
+    ni = 0
+    no = 0
+    for p in range(m):
+        if res[p] > eps[p]:
+            ins[ni] = p
+            ni += 1
+        if res[m + p] > eps[m + p]:
+            outs[no] = p
+            no += 1
+    for i in range(ni):
+        a = ins[i]
+        for j in range(no):
+            if link_alive[a, outs[j]] > 0:
+                return True
+    return False
 
 
 @njit(cache=True)
@@ -1053,15 +1095,19 @@ def fifo_update(
     c_unserved,
     dirty,
     g0,
+    link_alive,
 ):  # pragma: no cover - numba
     # FIFO-LM: applies arrivals (unserved until fifo_step looks at them) and completions
     # to the counts; marks the groups that lost or gained flows (dirty[n] is group 0).
+    # link_alive[a, b - m] counts the alive flows from ingress a to egress b.
     # Returns whether the set of active coflows changed.
     n = c_alive.shape[0]
+    m = link_alive.shape[0]
     changed = False
     for f in completed:
         c = coflow[f]
         alive[f] = False
+        link_alive[pa[f], pb[f] - m] -= 1
         pair_alive[pin[f]] -= 1
         pair_alive[pout[f]] -= 1
         c_alive[c] -= 1
@@ -1081,6 +1127,7 @@ def fifo_update(
     for f in arrived:
         c = coflow[f]
         alive[f] = True
+        link_alive[pa[f], pb[f] - m] += 1
         served[f] = False
         pair_alive[pin[f]] += 1
         pair_alive[pout[f]] += 1
@@ -1186,6 +1233,7 @@ def fifo_step(
     pos,
     npos,
     g0,
+    link_alive,
 ):  # pragma: no cover - numba
     # FIFO-LM's decision (see FifoLM): groups from the heavy/light pairs, then the
     # allocation group by group, reusing a group's rates when neither its flows nor the
@@ -1391,26 +1439,18 @@ def fifo_step(
                 out_r[nout] = x
                 nout += 1
     dirty[n] = False
-    # could a flow still grow (both ports above the saturation tolerance)?
-    more = False
-    for g in range(ng):
-        c = order[g]
-        for q in range(cp_ptr[c], cp_ptr[c + 1]):
-            p = pair_port[q]
-            if more or pair_alive[q] == 0 or p >= np2 // 2 or not res[p] > eps[p]:
-                continue
-            for w in range(pf_ptr[q], pf_ptr[q + 1]):
-                f = pf_flows[w]
-                if alive[f] and res[pb[f]] > eps[pb[f]]:
-                    more = True
-                    break
-    # the flows with a positive rate, in index order: the old ones still positive, merged
-    # with those that became positive
+    more = could_grow(res, eps, link_alive)
+    # the flows with a positive rate and a light pair, in index order: the old ones still
+    # such, merged with those that became positive. Only light pairs' bytes sent and rate
+    # sums are ever read (a heavy pair's `sent >= bound` stays true: bytes only grow), and
+    # a light pair's positive flows all have a light pair, so they are all listed, in the
+    # same order: the same sums, while most positive flows on the trace, heavy at both
+    # pairs, are left out of the per-event passes (here and in fifo_advance)
     fresh = np.empty(nout, dtype=np.int64)
     nfresh = 0
     for i in range(nout):
         f = out_f[i]
-        if out_r[i] > 0.0 and not rate[f] > 0.0:
+        if out_r[i] > 0.0 and not rate[f] > 0.0 and light(f, pin, pout, sent, bound):
             fresh[nfresh] = f
             nfresh += 1
     for i in range(nout):
@@ -1427,13 +1467,15 @@ def fifo_step(
             f = pos[a]
             a += 1
             if not (alive[f] and rate[f] > 0.0):
-                if g0.on and track:
+                if g0.on and track and light(f, pin, pout, sent, bound):
                     if ndrop == drop.shape[0]:
                         grown = np.empty(2 * ndrop, dtype=np.int64)
                         grown[:ndrop] = drop[:ndrop]
                         drop = grown
                     drop[ndrop] = f
                     ndrop += 1
+                continue
+            if not light(f, pin, pout, sent, bound):
                 continue
         else:
             f = fresh[b]
@@ -1457,6 +1499,11 @@ def fifo_step(
                     nt += 1
         for i in range(nt):
             e = touched[i]
+            if sent[e] >= bound:
+                # heavy for good (bytes sent only grow): its sum is never read again, and
+                # it stays marked as listed; on the trace most of the flows these sums
+                # would add are at heavy pairs
+                continue
             x = 0.0
             for w in range(pf_ptr[e], pf_ptr[e + 1]):
                 f = pf_flows[w]

@@ -33,6 +33,7 @@ def kernels() -> dict[str, Any]:
         "fifo_update": k.fifo_update,
         "fifo_advance": k.fifo_advance,
         "fifo_step": k.fifo_step,
+        "could_grow": k.could_grow,
         "unc_update": k.unc_update,
         "unc_allocate": k.unc_allocate,
     }

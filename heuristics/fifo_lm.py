@@ -16,15 +16,21 @@ keeps its state between events (:class:`_Groups`):
   not change and whose ports have the same residual as at its last computation would get the
   same rates and leave the same residual, so it is skipped; so are the groups after it unless
   a change reaches their ports. An event thus pays for the groups it changed;
-- the flows with a positive rate, in index order: the bytes sent and the next threshold
-  crossing are summed over them in the same order as the computation from scratch.
+- the flows with a positive rate and a light pair (one that has sent less than the
+  threshold), in index order: the bytes sent and the next threshold crossing are summed over
+  them in the same order as the computation from scratch. Only light pairs' sums are ever
+  read (a pair that is heavy stays heavy), and a flow heavy at both its pairs, most of the
+  positive flows on the trace, is left out of these passes;
+- per (ingress, egress) port pair: alive flows, so that whether a flow could still grow
+  (both its ports above the saturation tolerance) is asked of port pairs, not flows.
 
 Group 0 holds most active flows on the Facebook trace and changes at almost every event, so
 with ``fast`` (the default) it is kept as flow counts per (ingress, egress) port pair, and its
 progressive filling runs per pair (``g0_fill``): the same operations in the same order, at a
-cost in ports rather than flows; only the flows of a pair whose rate changed, and those that
-joined the group, are compared and emitted. The per-pair rate sums of the crossing search are
-then also kept between events, redone only for pairs whose flows changed rate or stopped.
+cost in ports rather than flows; only the flows of a pair whose rate changed (each pair's
+flows of group 0 are kept first in its list), and those that joined the group, are compared
+and emitted. The per-pair rate sums of the crossing search are then also kept between events,
+redone only for light pairs whose flows changed rate or stopped.
 
 The group step is ``allocate``'s (:mod:`.dclas_kernels`), so the rates are the same bits as
 :func:`~.aalo.dclas_allocation`'s, which runs more rounds only if some flow could still grow
@@ -244,6 +250,7 @@ class _Groups:
         self.before0 = np.zeros(np2)
         self.after0 = np.zeros(np2)
         self.c_alive = np.zeros(n, dtype=np.int64)
+        self.link_alive = np.zeros((m, m), dtype=np.int64)  # alive flows per (ingress, egress)
         self.c_unserved = np.zeros(n, dtype=np.int64)
         self.dirty = np.zeros(n + 1, dtype=np.bool_)  # group's flows changed; [n]: group 0
         self.rank = np.zeros(n, dtype=np.int64)
@@ -275,7 +282,7 @@ class _Groups:
         if k["fifo_update"](
             arrived, completed, self.coflow, self.pin, self.pout, self.pa, self.pb, self.alive,
             self.served, self.pair_alive, self.pair_unserved, self.port_served, self.c_alive,
-            self.c_unserved, self.dirty, self.g0,
+            self.c_unserved, self.dirty, self.g0, self.link_alive,
         ):  # fmt: skip
             active = np.flatnonzero(self.c_alive)
             arrival = np.asarray(state.coflow_arrival)
@@ -288,7 +295,7 @@ class _Groups:
             self.pair_unserved, self.port_served, self.c_alive, self.c_unserved, self.dirty,
             self.served_at, self.sent, self.rate, self.before_pair, self.after_pair,
             self.before0, self.after0, self.new, self.rank, self.pr, cap, 1e-12 * cap,
-            self.pos, len(self.pos), self.g0,
+            self.pos, len(self.pos), self.g0, self.link_alive,
         )  # fmt: skip
         self.full = bool(more)
         if more:
@@ -342,8 +349,8 @@ def _group0(pa: npt.NDArray[np.int64], pb: npt.NDArray[np.int64], m: int, on: bo
     nf = len(pa)
     if not on:
         z = np.zeros(0, dtype=np.int64)
-        return G0(False, m, z, z, z, z, z, z, z, np.zeros(0), z, np.zeros(2, dtype=np.int64),
-                  np.zeros(0, dtype=np.bool_))  # fmt: skip
+        return G0(False, m, z, z, z, z, z, z, z, z, np.zeros(0), z,
+                  np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.bool_))  # fmt: skip
     ports = np.concatenate([pa, pb])
     by_port = np.argsort(ports, kind="stable")
     pfl_ptr = np.zeros(2 * m + 1, dtype=np.int64)
@@ -353,6 +360,9 @@ def _group0(pa: npt.NDArray[np.int64], pb: npt.NDArray[np.int64], m: int, on: bo
     key = pa * m + pb - m
     cls_ptr = np.zeros(m * m + 1, dtype=np.int64)
     np.cumsum(np.bincount(key, minlength=m * m), out=cls_ptr[1:])
+    cls_flows = np.argsort(key, kind="stable").astype(np.int64)
+    cls_pos = np.empty(nf, dtype=np.int64)
+    cls_pos[cls_flows] = np.arange(nf)
     return G0(
         True,
         m,
@@ -362,7 +372,8 @@ def _group0(pa: npt.NDArray[np.int64], pb: npt.NDArray[np.int64], m: int, on: bo
         (by_port % nf).astype(np.int64),
         pfl_pos,
         cls_ptr,
-        np.argsort(key, kind="stable").astype(np.int64),
+        cls_flows,
+        cls_pos,
         np.zeros(m * m),
         np.zeros(2 * nf, dtype=np.int64),
         np.zeros(2, dtype=np.int64),

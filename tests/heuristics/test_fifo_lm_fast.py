@@ -58,9 +58,37 @@ class Lockstep:
         assert_array_equal(bits(ga.rate), bits(gb.rate))
         assert_array_equal(ga.pos, gb.pos)
         assert_array_equal(ga.served, gb.served)
+        for g in (ga, gb):
+            assert_kept_counts(g, self.fast._heavy_bound())
         self.checked += 1
         self.updated += len(b.update[0])
         return b
+
+
+def assert_kept_counts(g: Any, bound: float) -> None:
+    """Asserts the counts and lists ``_Groups`` keeps between events against the flows
+    themselves: alive flows per (ingress, egress) port pair; with group 0 kept per pair,
+    each pair's flows of group 0 first in its list (and the positions the inverse of the
+    list); the listed positive flows in index order, every one alive with a positive rate,
+    and every such flow with a light (coflow, port) pair among them."""
+    alive = g.alive
+    m = g.link_alive.shape[0]
+    links = np.zeros((m, m), dtype=np.int64)
+    np.add.at(links, (g.pa[alive], g.pb[alive] - m), 1)
+    assert_array_equal(g.link_alive, links)
+    g0 = g.g0
+    if g0.on:
+        assert_array_equal(g0.cls_flows[g0.cls_pos], np.arange(len(alive)))
+        member = alive & g.served
+        for kk in np.flatnonzero(g0.cnt):
+            lo = g0.cls_ptr[kk]
+            first = g0.cls_flows[lo : lo + g0.cnt[kk]]
+            rest = g0.cls_flows[lo + g0.cnt[kk] : g0.cls_ptr[kk + 1]]
+            assert_(member[first].all() and not member[rest].any())
+    pos = g.pos
+    assert_(np.all(np.diff(pos) > 0) and alive[pos].all() and (g.rate[pos] > 0).all())
+    light = ~((g.sent[g.pin] >= bound) & (g.sent[g.pout] >= bound))
+    assert_(np.isin(np.flatnonzero(alive & (g.rate > 0) & light), pos).all())
 
 
 INSTANCES = {
@@ -143,3 +171,30 @@ def test_fast_group0_after_the_allocation_from_scratch(monkeypatch: Any):
         result = simulate(INSTANCES[name](), check, verify_schedule=False, record=False)
         assert_equal(check.checked, result.num_events)
     assert_(len(calls) > 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    m=st.integers(1, 6),
+    seed=st.integers(0, 2**32 - 1),
+    saturated=st.floats(0.0, 1.0),
+)
+def test_could_grow_asks_port_pairs_what_a_scan_of_the_flows_asks(
+    m: int, seed: int, saturated: float
+):
+    """Tests ``could_grow`` (is there an alive flow with both ports above the saturation
+    tolerance?) against that question asked of every flow, on random residual capacities
+    (some exactly at or just above the tolerance) and random alive flows."""
+    rng = np.random.default_rng(seed)
+    cap = rng.uniform(0.5, 2.0, 2 * m)
+    eps = 1e-12 * cap
+    res = np.where(rng.random(2 * m) < saturated, 0.0, rng.uniform(0.0, 1.0, 2 * m))
+    edge = rng.random(2 * m) < 0.2
+    res[edge] = eps[edge] * rng.choice([1.0, 2.0], int(edge.sum()))
+    nf = int(rng.integers(0, 3 * m * m + 1))
+    pa = rng.integers(0, m, nf)
+    pb = m + rng.integers(0, m, nf)
+    links = np.zeros((m, m), dtype=np.int64)
+    np.add.at(links, (pa, pb - m), 1)
+    scan = bool(np.any((res[pa] > eps[pa]) & (res[pb] > eps[pb])))
+    assert_equal(kernels()["could_grow"](res, eps, links), scan)
