@@ -510,6 +510,22 @@ class _Data:
             return MAX_SUBSET_TABLE_AUTO
         return MAX_SUBSET_TABLE
 
+    def counters(self) -> dict[str, float]:
+        """The work counted so far (:data:`_COUNTERS`, and the subsets the lazy chain
+        bound refined): what a parallel search's processes add up."""
+        got = {k: getattr(self, k) for k in _COUNTERS}
+        got["refined"] = self.lazy.refined if self.lazy is not None else 0
+        return got
+
+    def add_counters(self, delta: dict[str, float]) -> None:
+        """Adds another process's :meth:`counters` (the differences over its run)."""
+        for key, value in delta.items():
+            if key == "refined":
+                if self.lazy is not None:
+                    self.lazy.refined += int(value)
+            else:
+                setattr(self, key, getattr(self, key) + value)
+
     def time_left(self) -> float:
         if interrupt_requested():  # Ctrl-C: stop as at the time limit, labelled interrupted
             return 0.0
@@ -1123,7 +1139,8 @@ def _donated(stack: list[_Node]) -> int:
 
 
 _COUNTERS = ("lps", "lp_time", "ipm_lps", "warm_fallbacks", "sub_solves", "milps")
-"""The counters of :class:`_Data` that a parallel search's processes add up."""
+"""The counters of :class:`_Data` that a parallel search's processes add up (with the lazy
+chain bound's, :meth:`_Data.counters`)."""
 
 
 def _bnb_worker(data: _Data, inc: _Incumbent, mip_gap: float, shared: SharedSearch) -> dict:
@@ -1131,8 +1148,7 @@ def _bnb_worker(data: _Data, inc: _Incumbent, mip_gap: float, shared: SharedSear
     the search is over or its time is up; returns its statistics, the counters it added and
     its incumbent when it improved on the one it started from."""
     start_value = inc.value
-    before = {k: getattr(data, k) for k in _COUNTERS}
-    refined = data.lazy.refined if data.lazy is not None else 0
+    before = data.counters()
     runs = []
     while data.time_left() > 0:
         got, node = shared.take()
@@ -1145,8 +1161,7 @@ def _bnb_worker(data: _Data, inc: _Incumbent, mip_gap: float, shared: SharedSear
         if not runs[-1]["finished"]:
             shared.stop()  # the others stop too: their open nodes bound the search
             break
-    counters = {k: getattr(data, k) - before[k] for k in _COUNTERS}
-    counters["refined"] = (data.lazy.refined if data.lazy is not None else 0) - refined
+    counters = {k: v - before[k] for k, v in data.counters().items()}
     better = inc.value < start_value
     return {
         "runs": runs,
@@ -1177,12 +1192,7 @@ def _parallel_branch_and_bound(data: _Data, inc: _Incumbent, mip_gap: float) -> 
             if key not in ("bound", "finished"):
                 stats[key] = stats.get(key, 0) + value
     for res in results:
-        for key, value in res["counters"].items():
-            if key == "refined":
-                if data.lazy is not None:
-                    data.lazy.refined += value
-            else:
-                setattr(data, key, getattr(data, key) + value)
+        data.add_counters(res["counters"])
     # the best incumbent; among equal values the least (order, slots), whatever the timing
     found = sorted(
         (res["incumbent"] for res in results if res["incumbent"] is not None),

@@ -134,7 +134,8 @@ class SharedSearch:
     def stopped(self) -> bool:
         """Whether :meth:`stop` was called by any process, or the process that started the
         search has ended (killed, or ended by a test's timeout): its workers must not
-        outlive it."""
+        outlive it. Asked by the workers: in the parent itself the second test is
+        meaningless (its own parent is another process)."""
         return bool(self._stop.is_set()) or os.getppid() != self._parent
 
     def drain(self) -> list[Any]:

@@ -1012,19 +1012,27 @@ def g0_fill(res, port_served, pa, pb, alive, served, rate, g0):  # pragma: no co
     nout = 0
     stamp = g0.stamp
     nj = g0.njoined[0]
+    x = 0.0
     for z in range(nch + nj):
         if z < nch:
+            # the pair's flows of group 0 (g0_move keeps them first): alive, served and
+            # at the pair's new rate, so only their own rate and stamp are read
             kk = changed[z]
+            x = cls_rate[kk]
             lo = g0.cls_ptr[kk]
-            hi = lo + cnt[kk]  # the pair's flows of group 0 (g0_move keeps them first)
+            hi = lo + cnt[kk]
         else:
             lo = z - nch
             hi = lo + 1
         for w in range(lo, hi):
-            f = g0.cls_flows[w] if z < nch else g0.joined[w]
-            if not (alive[f] and served[f]) or stamp[f]:
-                continue
-            if cls_rate[pa[f] * m + pb[f] - m] != rate[f]:
+            if z < nch:
+                f = g0.cls_flows[w]
+            else:
+                f = g0.joined[w]
+                if not (alive[f] and served[f]):
+                    continue
+                x = cls_rate[pa[f] * m + pb[f] - m]
+            if not stamp[f] and x != rate[f]:
                 stamp[f] = True
                 if nout == out_f.shape[0]:
                     gf = np.empty(2 * nout, dtype=np.int64)

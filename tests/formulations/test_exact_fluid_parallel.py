@@ -10,10 +10,12 @@ agree within twice that. The parallel path is not deterministic in the nodes it 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from coflowlab.exceptions import SolverError
-from coflowlab.formulations.exact_fluid import solve_exact_fluid
+from coflowlab.formulations.exact_fluid import _COUNTERS, _Data, solve_exact_fluid
 from coflowlab.formulations.parallel_search import fork_available, run_workers
 from coflowlab.instances.generators import uniform
 from coflowlab.solvers import SolverOptions, SolveStatus
@@ -91,6 +93,20 @@ def test_time_limit_gives_a_valid_bound():
             assert sol.details["open_nodes"] > 0
     else:  # the machine was fast enough to finish
         assert sol.status is SolveStatus.OPTIMAL
+
+
+def test_counters_add_up_over_processes():
+    """Tests how the parent adds up its processes' work (``_Data.counters`` and
+    ``add_counters``): another process's differences, added, give the sums, the subsets the
+    lazy chain bound refined included."""
+    inst = instance(3, 8, False, 1)
+    data = _Data(inst, SolverOptions(), time.perf_counter() + 60, chain_bound="lazy")
+    assert data.lazy is not None
+    before = data.counters()
+    assert set(_COUNTERS) | {"refined"} == set(before)
+    delta = {key: k + 1 for k, key in enumerate(sorted(before))}
+    data.add_counters(delta)
+    assert data.counters() == {key: before[key] + delta[key] for key in before}
 
 
 @pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
