@@ -31,9 +31,9 @@ from ._pfp_jit import match_step
 # positive finite equal capacities (at most one flow holds each port before and after an
 # event).
 
-T_NOW, WAKEUP = range(2)
-"""``state_f`` entries: the time of the next loop iteration (the simulator's ``t``, whose
-completions are already settled), the policy's pending wake-up."""
+T_NOW = 0
+"""``state_f`` entry: the time of the next loop iteration (the simulator's ``t``, whose
+completions are already settled). The policy asks for no wake-up with equal capacities."""
 
 NEXT_RELEASE, EVENTS, ACTIVE, RECORDS, NUM_COMPLETED = range(5)
 """``state_i`` entries: position in the release order, events counted, active flows, records
@@ -42,12 +42,11 @@ written so far, flows completed since the last decision (in ``completed``)."""
 
 @njit(cache=True)
 def run(
-    rel_flow, rel_time, flow_release, tb2_sign, exact, tol, max_events, pause, room,
+    rel_flow, rel_time, flow_release, tb2_sign, tol, max_events, pause, room,
     rows, alive, tree, off, flow_coflow, coflow_left, coflow_sent_done, flow_done, coflow_done,
     arrived, completed, state_f, state_i, out_t, out_f, out_r, pos,
     cap, m_in, src, dst, size, tb1, tb2, tb3, status, key, rem, rate, base_sent, base_t,
-    pair_of, poff, pcnt, parr, ptr, plist, hold, pred, dirty, mark, phead, phkey, pepos,
-    pother, pkey, phkey2,
+    pair_of, poff, pcnt, parr, ptr, hold, mark, phead, phkey, pepos, pother, pkey,
 ):  # fmt: skip  # pragma: no cover - numba
     # Runs loop iterations from state_f[T_NOW] until no flow is active or left to release
     # (DONE), the buffer out_*[pos:] may not hold another event's records or `pause` events
@@ -58,15 +57,13 @@ def run(
     #
     # One iteration is one of simulate()'s: the releases at t join (FlowState.add), an event
     # is counted and the policy decides if a flow is active (PerFlowPriority.decide: the
-    # release as tie-break column, tau = 1e-9 max(1, |t|), match_step, the wake-up
-    # t + max(soonest, tau)), its rate changes are applied and written as records
-    # (FlowState.apply_into), then time moves to the next release, projected completion or
-    # pending wake-up, whose completions (FlowState.complete, completion_threshold) are
-    # settled there and passed to the next decision.
+    # release as tie-break column, tau = 1e-9 max(1, |t|), match_step), its rate changes
+    # are applied and written as records (FlowState.apply_into), then time moves to the
+    # next release or projected completion, whose completions (FlowState.complete,
+    # completion_threshold) are settled there and passed to the next decision.
     nrel = rel_flow.shape[0]
     root = off[off.shape[0] - 1]
     t = state_f[T_NOW]
-    wakeup = state_f[WAKEUP]
     rp = state_i[NEXT_RELEASE]
     events = state_i[EVENTS]
     active = state_i[ACTIVE]
@@ -98,14 +95,12 @@ def run(
                 f = arrived[q]
                 tb2[f] = tb2_sign * flow_release[f]
             tau = 1e-9 * max(1.0, abs(t))
-            flows, rates, soonest = match_step(
-                t, tau, arrived[:na], completed[:nc], exact, cap, m_in, src, dst, size, tb1,
-                tb2, tb3, status, key, rem, rate, base_sent, base_t, pair_of, poff, pcnt, parr,
-                ptr, plist, hold, pred, dirty, mark, phead, phkey, pepos, pother,
-                pkey, phkey2,
+            flows, rates = match_step(
+                t, tau, arrived[:na], completed[:nc], cap, m_in, src, dst, size, tb1, tb2, tb3,
+                status, key, rem, rate, base_sent, base_t, pair_of, poff, pcnt, parr, ptr,
+                hold, mark, phead, phkey, pepos, pother, pkey,
             )  # fmt: skip
             nc = 0
-            wakeup = np.inf if not exact or np.isinf(soonest) else t + max(soonest, tau)
             n = write_rates(
                 flows, rates, t, room, rows, alive, tree, off, tol, out_t, out_f, out_r, pos
             )
@@ -114,8 +109,8 @@ def run(
                 break
             pos += n
             records += n
-        # the next event: a release, a completion or the wake-up
-        t_next, t_done = next_event(t, wakeup, tree, root, rel_time, rp)
+        # the next event: a release or a completion
+        t_next, t_done = next_event(t, np.inf, tree, root, rel_time, rp)
         if not np.isfinite(t_next):
             if active > 0:
                 result = STALL
@@ -128,7 +123,6 @@ def run(
         )  # fmt: skip
         active -= nc - before
     state_f[T_NOW] = t
-    state_f[WAKEUP] = wakeup
     state_i[NEXT_RELEASE] = rp
     state_i[EVENTS] = events
     state_i[ACTIVE] = active

@@ -472,19 +472,17 @@ def step(
 # Ports are numbered ingress 0..m_in-1, then egress m_in..m_in+m_out-1. The active flows
 # of pair pr (one ingress, one egress) are parr[poff[pr] : poff[pr] + pcnt[pr]], latest
 # rank first, so the pair's head (its best-ranked flow, the only one the greedy can
-# serve) is the last entry; the pairs at port p are plist[ptr[p] : ptr[p + 1]].
+# serve) is the last entry. The pairs at port p have the slots ptr[p] : ptr[p + 1]:
+# each pair has two, its ingress slot, which is pr itself (the ingress ports' slots are
+# 0..npairs-1), and its egress slot pepos[pr].
 #
-# The heads are cached by slot of plist (phead, phkey), so that the loops over a port's
-# pairs (scan, pred_query) read two contiguous arrays rather than one scattered entry per
-# pair. Each pair has two slots: its ingress slot, which is pr itself (the ingress part
-# of plist is 0..npairs-1), and its egress slot pepos[pr]; both are written at every
-# change. An empty pair's cached key is +inf, so a key comparison alone skips it.
-# pother[k] is the other port of the pair in slot k (a constant). pkey[i] is the key of
-# flow parr[i], kept next to the pair lists so that their searches read one contiguous
-# array and the flows' tie-break columns only on equal keys. phkey2 caches, at both
-# slots, the key of the pair's second entry (the one ranked just after the head; +inf if
-# none): the flow just ahead of a holder is most often the head of its pair, which that
-# key shows without reading the pair list.
+# The heads are cached by slot (phead, phkey), so that the loop over a port's pairs
+# (scan) reads two contiguous arrays rather than one scattered entry per pair; both
+# slots are written at every change. An empty pair's cached key is +inf, so a key
+# comparison alone skips it. pother[k] is the other port of the pair in slot k (a
+# constant). pkey[i] is the key of flow parr[i], kept next to the pair lists so that
+# their searches read one contiguous array and the flows' tie-break columns only on
+# equal keys.
 
 
 @njit(cache=True, inline="always")
@@ -512,9 +510,9 @@ def pair_head(pr, poff, pcnt, parr):  # pragma: no cover - numba
 
 
 @njit(cache=True, inline="always")
-def head_cached(pr, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos):  # pragma: no cover
-    # refreshes the pair's cached head, its key and the second entry's key at both its
-    # slots (small arrays that stay in cache, where the flows' entries are scattered)
+def head_cached(pr, poff, pcnt, parr, key, phead, phkey, pepos):  # pragma: no cover - numba
+    # refreshes the pair's cached head and its key at both its slots (small arrays that
+    # stay in cache, where the flows' entries are scattered)
     h = pair_head(pr, poff, pcnt, parr)
     e = pepos[pr]
     phead[pr] = h
@@ -522,15 +520,11 @@ def head_cached(pr, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos):  
     hk = key[h] if h >= 0 else np.inf
     phkey[pr] = hk
     phkey[e] = hk
-    n = pcnt[pr]
-    k2 = pkey[poff[pr] + n - 2] if n >= 2 else np.inf
-    phkey2[pr] = k2
-    phkey2[e] = k2
 
 
 @njit(cache=True)
 def pair_insert(
-    pr, f, poff, pcnt, parr, pkey, key, tb1, tb2, tb3, phead, phkey, phkey2, pepos
+    pr, f, poff, pcnt, parr, pkey, key, tb1, tb2, tb3, phead, phkey, pepos
 ):  # pragma: no cover - numba
     # inserts f into its pair's list; returns whether it is the new head
     base = poff[pr]
@@ -550,13 +544,13 @@ def pair_insert(
     parr[base + lo] = f
     pkey[base + lo] = kf
     pcnt[pr] = n + 1
-    head_cached(pr, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos)
+    head_cached(pr, poff, pcnt, parr, key, phead, phkey, pepos)
     return lo == n
 
 
 @njit(cache=True)
 def pair_remove(
-    pr, f, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos
+    pr, f, poff, pcnt, parr, pkey, key, phead, phkey, pepos
 ):  # pragma: no cover - numba
     # removes f (usually the head, so searched from the end)
     base = poff[pr]
@@ -568,7 +562,7 @@ def pair_remove(
         parr[r] = parr[r + 1]
         pkey[r] = pkey[r + 1]
     pcnt[pr] = n - 1
-    head_cached(pr, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos)
+    head_cached(pr, poff, pcnt, parr, key, phead, phkey, pepos)
 
 
 @njit(cache=True)
@@ -606,53 +600,6 @@ def scan(p, frm, ptr, phead, phkey, pother, hold, key, tb1, tb2, tb3):  # pragma
             continue
         best = h
         bk = hk
-    return best
-
-
-@njit(cache=True)
-def pred_query(
-    p, b, ptr, plist, pair_of, poff, pcnt, parr, pkey, phead, phkey, phkey2, key, tb1, tb2, tb3
-):  # pragma: no cover - numba
-    # the flow ranked just before b among all active flows at port p: over the pairs at
-    # p, the latest-ranked flow ranked before b (b's own pair has none: b is its head);
-    # a pair whose (cached) head ranks after b has none either. The filter reads the
-    # contiguous slot cache; when the pair's second entry ranks after b (its cached key
-    # is above b's) the answer is the head, else the list is walked back from the head
-    # (the flows ranked before b are a suffix of it, usually one or two entries). A key
-    # decides unless it equals the other, and only then are the tie-break columns read
-    # (before()'s outcome, exactly).
-    best = -1
-    bk = 0.0
-    kb = key[b]
-    pb = pair_of[b]
-    for k in range(ptr[p], ptr[p + 1]):
-        hk = phkey[k]
-        if not hk <= kb:
-            continue
-        h = phead[k]
-        if h < 0 or (hk == kb and not tie_before(h, b, tb1, tb2, tb3)):
-            continue
-        pr = plist[k]
-        if pr == pb:
-            continue
-        if phkey2[k] > kb:  # the second entry (if any) ranks after b
-            a = h
-            ka = hk
-        else:
-            base = poff[pr]
-            i = base + pcnt[pr] - 1  # the head, ranked before b
-            while i > base:
-                km = pkey[i - 1]
-                if km < kb or (km == kb and tie_before(parr[i - 1], b, tb1, tb2, tb3)):
-                    i -= 1
-                else:
-                    break
-            a = parr[i]
-            ka = pkey[i]
-        if best >= 0 and (ka < bk or (ka == bk and not tie_before(best, a, tb1, tb2, tb3))):
-            continue  # best ranks after a
-        best = a
-        bk = ka
     return best
 
 
@@ -717,32 +664,11 @@ def heap_pop(hp, hpk, nh, nv, tb1, tb2, tb3):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def mark_port(p, dirty, dl, nd):  # pragma: no cover - numba
-    # adds port p to the list of ports whose predecessor is recomputed
-    if not dirty[p]:
-        dirty[p] = True
-        dl[nd] = p
-        nd += 1
-    return nd
-
-
-@njit(cache=True)
-def pred_insert(p, f, hold, pred, key, tb1, tb2, tb3):  # pragma: no cover - numba
-    # rate-0 flow f now ranks at port p: it may be the new flow just ahead of the holder
-    b = hold[p]
-    if b >= 0 and ahead(f, b, key, tb1, tb2, tb3):
-        a = pred[p]
-        if a < 0 or ahead(a, f, key, tb1, tb2, tb3):
-            pred[p] = f
-
-
-@njit(cache=True)
 def match_step(
     t,
     tau,
     arrived,
     completed,
-    exact,
     cap,
     m_in,
     src,
@@ -762,24 +688,20 @@ def match_step(
     pcnt,
     parr,
     ptr,
-    plist,
     hold,
-    pred,
-    dirty,
     mark,
     phead,
     phkey,
     pepos,
     pother,
     pkey,
-    phkey2,
 ):  # pragma: no cover - numba
     # One event with every port capacity equal to cap. The greedy then gives cap to a
     # flow whose two ports are free and 0 otherwise: a greedy matching in rank order,
-    # kept in hold (the flow holding each port, -1: none) and repaired here; pred is the
-    # flow ranked just ahead of each port's holder. Returns the flows whose rate changes,
-    # their new rates (in increasing flow order) and the time to the next overtaking
-    # (inf: none).
+    # kept in hold (the flow holding each port, -1: none) and repaired here. Returns the
+    # flows whose rate changes and their new rates, in increasing flow order. No wake-up:
+    # between events only the holders' keys move, and only up the ranking, which keeps
+    # the greedy's matching (PerFlowPriority's Notes), so an overtaking changes no rate.
     m = hold.shape[0]
     nv = m + 1  # heap entries: flow·nv + 1 + the free port whose scan found it (0: none)
     hp = np.empty(64, dtype=np.int64)
@@ -787,25 +709,20 @@ def match_step(
     nh = 0
     touched = np.empty(64, dtype=np.int64)  # flows whose holding may have changed
     nt = 0
-    freed = np.empty(2 * completed.shape[0] + 1, dtype=np.int64)
+    freed = np.empty(2 * (completed.shape[0] + arrived.shape[0]) + 1, dtype=np.int64)
     nfr = 0
-    dl = np.empty(m, dtype=np.int64)  # ports whose pred is recomputed (flag: dirty)
-    nd = 0
     # 1. completions leave; their ports are free, their pair's next flow is its new head
     for f in completed:
         if status[f] == INACTIVE:
             continue
         pr = pair_of[f]
         was_head = phead[pr] == f
-        pair_remove(pr, f, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos)
+        pair_remove(pr, f, poff, pcnt, parr, pkey, key, phead, phkey, pepos)
         for p in (src[f], m_in + dst[f]):
             if hold[p] == f:
                 hold[p] = -1
                 freed[nfr] = p
                 nfr += 1
-                nd = mark_port(p, dirty, dl, nd)
-            elif pred[p] == f:
-                nd = mark_port(p, dirty, dl, nd)
         status[f] = INACTIVE
         rate[f] = 0.0
         if was_head and pcnt[pr] > 0:
@@ -813,7 +730,7 @@ def match_step(
             hp, hpk = heap_push(hp, hpk, nh, g * nv, nv, key, tb1, tb2, tb3)
             nh += 1
     # 2. the sending flows (the holders) are re-keyed: they move up the ranking, which
-    # keeps the matching, but may pass the flow just ahead of them
+    # keeps the matching (the new ranking decides this event's repair)
     for p in range(m_in):
         f = hold[p]
         if f < 0:
@@ -833,16 +750,9 @@ def match_step(
             while parr[j] != f:
                 j -= 1
             pkey[j] = key[f]
-            if j == last - 1:
-                phkey2[pr] = key[f]
-                phkey2[pepos[pr]] = key[f]
-        if exact:
-            for q in (p, m_in + dst[f]):
-                a = pred[q]
-                if a >= 0 and not ahead(a, f, key, tb1, tb2, tb3):
-                    nd = mark_port(q, dirty, dl, nd)
-    # 3. arrivals join their pairs; a new head is a candidate (one ranked ahead of its
-    # pair's holding head takes the same two ports over in the sweep)
+    # 3. arrivals join their pairs; a new head is a candidate. One ranked ahead of its
+    # pair's holding head frees the holder's two ports, which are scanned once every
+    # arrival has joined (a later arrival may become the pair's head in turn)
     for f in arrived:
         status[f] = STATIC
         rate[f] = 0.0
@@ -852,29 +762,19 @@ def match_step(
         key[f] = rem[f] - rate[f] * tau
         pr = pair_of[f]
         old = phead[pr]
-        if pair_insert(
-            pr, f, poff, pcnt, parr, pkey, key, tb1, tb2, tb3, phead, phkey, phkey2, pepos
-        ):
+        if pair_insert(pr, f, poff, pcnt, parr, pkey, key, tb1, tb2, tb3, phead, phkey, pepos):
             if old >= 0 and hold[src[f]] == old:
-                hold[src[f]] = -1
-                hold[m_in + dst[f]] = -1
+                for p in (src[f], m_in + dst[f]):
+                    hold[p] = -1
+                    freed[nfr] = p
+                    nfr += 1
                 if nt >= touched.shape[0]:
                     touched = np.concatenate((touched, np.empty_like(touched)))
                 touched[nt] = old
                 nt += 1
-                # found at both (now free) ports: if something ahead takes one, the
-                # other passes on
-                hp, hpk = heap_push(hp, hpk, nh, f * nv + 1 + src[f], nv, key, tb1, tb2, tb3)
-                hp, hpk = heap_push(
-                    hp, hpk, nh + 1, f * nv + 1 + m_in + dst[f], nv, key, tb1, tb2, tb3
-                )
-                nh += 2
             else:
                 hp, hpk = heap_push(hp, hpk, nh, f * nv, nv, key, tb1, tb2, tb3)
                 nh += 1
-        if exact:
-            pred_insert(src[f], f, hold, pred, key, tb1, tb2, tb3)
-            pred_insert(m_in + dst[f], f, hold, pred, key, tb1, tb2, tb3)
     for w in range(nfr):
         p = freed[w]
         g = scan(p, -1, ptr, phead, phkey, pother, hold, key, tb1, tb2, tb3)
@@ -914,8 +814,6 @@ def match_step(
             continue
         hold[ps] = h
         hold[pd] = h
-        nd = mark_port(ps, dirty, dl, nd)
-        nd = mark_port(pd, dirty, dl, nd)
         if nt + 3 > touched.shape[0]:
             touched = np.concatenate((touched, np.empty_like(touched)))
         touched[nt] = h
@@ -926,54 +824,13 @@ def match_step(
                 continue
             q = m_in + dst[g] if k == 0 else src[g]  # the evicted flow's other port
             hold[q] = -1
-            nd = mark_port(q, dirty, dl, nd)
             touched[nt] = g
             nt += 1
             g2 = scan(q, g, ptr, phead, phkey, pother, hold, key, tb1, tb2, tb3)
             if g2 >= 0:
                 hp, hpk = heap_push(hp, hpk, nh, g2 * nv + 1 + q, nv, key, tb1, tb2, tb3)
                 nh += 1
-    # 5. the next overtaking, from the flow just ahead of each holder at its two
-    # (saturated) ports in this event's ranking, recomputed only where it may have changed
-    soonest = np.inf
-    if exact:
-        for w in range(nd):
-            p = dl[w]
-            b = hold[p]
-            pred[p] = -1
-            if b >= 0:
-                pred[p] = pred_query(
-                    p,
-                    b,
-                    ptr,
-                    plist,
-                    pair_of,
-                    poff,
-                    pcnt,
-                    parr,
-                    pkey,
-                    phead,
-                    phkey,
-                    phkey2,
-                    key,
-                    tb1,
-                    tb2,
-                    tb3,
-                )
-        for p in range(m_in):
-            b = hold[p]
-            if b < 0:
-                continue
-            for q in (p, m_in + dst[b]):
-                a = pred[q]
-                if a >= 0:
-                    # the flow ahead is not served (it shares the port with b)
-                    gap = (rem[b] - rem[a]) / (cap - 0.0)
-                    if gap < soonest:
-                        soonest = gap
-    for w in range(nd):
-        dirty[dl[w]] = False
-    # 6. the new rates; a flow that stops gets its fixed key, hence its place in its pair
+    # 5. the new rates; a flow that stops gets its fixed key, hence its place in its pair
     out_f = np.empty(nt, dtype=np.int64)
     out_r = np.empty(nt)
     nout = 0
@@ -996,42 +853,14 @@ def match_step(
             rem[f] = size[f] - (base_sent[f] + rate[f] * (t - base_t[f]))
             key[f] = rem[f] - rate[f] * tau
             pr = pair_of[f]
-            pair_remove(pr, f, poff, pcnt, parr, pkey, key, phead, phkey, phkey2, pepos)
-            pair_insert(
-                pr, f, poff, pcnt, parr, pkey, key, tb1, tb2, tb3, phead, phkey, phkey2, pepos
-            )
-            if exact:
-                # its key moved back a little: it may leave or join the place just ahead
-                # of a holder
-                for p in (src[f], m_in + dst[f]):
-                    b = hold[p]
-                    if b >= 0 and pred[p] == f:
-                        pred[p] = pred_query(
-                            p,
-                            b,
-                            ptr,
-                            plist,
-                            pair_of,
-                            poff,
-                            pcnt,
-                            parr,
-                            pkey,
-                            phead,
-                            phkey,
-                            phkey2,
-                            key,
-                            tb1,
-                            tb2,
-                            tb3,
-                        )
-                    else:
-                        pred_insert(p, f, hold, pred, key, tb1, tb2, tb3)
+            pair_remove(pr, f, poff, pcnt, parr, pkey, key, phead, phkey, pepos)
+            pair_insert(pr, f, poff, pcnt, parr, pkey, key, tb1, tb2, tb3, phead, phkey, pepos)
         out_f[nout] = f
         out_r[nout] = rate[f]
         nout += 1
     for w in range(nt):
         mark[touched[w]] = False
-    if nout <= 1:  # nothing to sort (most events, the wake-ups, change no rate)
-        return out_f[:nout], out_r[:nout], soonest
+    if nout <= 1:  # nothing to sort
+        return out_f[:nout], out_r[:nout]
     o = np.argsort(out_f[:nout])
-    return out_f[:nout][o], out_r[:nout][o], soonest
+    return out_f[:nout][o], out_r[:nout][o]

@@ -52,7 +52,9 @@ class PerFlowPriority:
     exact
         Re-rank when a served flow's remaining bytes overtake a higher-ranked flow's at a
         saturated port (a wake-up at that moment), so the order is smallest-remaining-first
-        at all times (SRPT). ``False`` re-ranks only at arrivals and completions.
+        at all times (SRPT). ``False`` re-ranks only at arrivals and completions. With
+        equal port capacities the two give the same schedule and no wake-up is needed
+        (Notes).
 
     Notes
     -----
@@ -66,7 +68,17 @@ class PerFlowPriority:
     it sends, so the flows at rate 0 stay sorted and only the sending ones are re-ranked; the
     greedy walks the merge and stops once every ingress or every egress is saturated. With
     equal port capacities the greedy is a matching in rank order, repaired only at the ports
-    an event changes (:mod:`coflowlab.heuristics.pfp_kernels`). The policy mirrors the
+    an event changes (:mod:`coflowlab.heuristics.pfp_kernels`).
+
+    With equal port capacities an overtaking never changes a rate, so the policy asks for
+    no wake-up. Between events the rate-0 flows keep their keys and each sending flow's
+    key only falls, so the ranking changes only by sending flows moving ahead of others.
+    In a greedy matching built in rank order, moving a matched flow ahead changes nothing:
+    each flow it passes that was matched uses other ports (matched flows share none), and
+    each unmatched one was blocked by a matched flow still ranked ahead of it; by
+    induction over the new order every flow finds what it found before
+    (docs/varys.md#pfp-no-wake-ups). With unequal capacities a flow moved ahead can take more of
+    a port, and ``exact`` wakes the policy at each overtaking. The policy mirrors the
     simulator's bookkeeping of bytes sent and returns only the rates that change
     (``Decision.update``), so the schedule is the one a full re-sort at every event gives, bit
     for bit.
@@ -193,9 +205,9 @@ class PerFlowPriority:
         self._parr = np.zeros(nf, dtype=np.int64)
         self._pkey = np.zeros(nf)  # the key of each parr entry (the kernel keeps it)
         pair_src, pair_dst = codes // m_out, codes % m_out
-        # pairs by port: ingress p, then egress m_in + p (codes are sorted by ingress)
+        # pairs by port, in slots: ingress p's pairs (codes are sorted by ingress), then
+        # egress p's (by_out); the slots of port p are ptr[p] : ptr[p + 1]
         by_out = np.argsort(pair_dst, kind="stable")
-        self._plist = np.concatenate((np.arange(len(codes)), by_out)).astype(np.int64)
         self._ptr = np.concatenate(
             (
                 np.searchsorted(pair_src, np.arange(m_in)),
@@ -203,22 +215,19 @@ class PerFlowPriority:
             )
         ).astype(np.int64)
         self._hold = np.full(m_in + m_out, -1, dtype=np.int64)
-        self._pred = np.full(m_in + m_out, -1, dtype=np.int64)
-        self._dirty = np.zeros(m_in + m_out, dtype=np.bool_)
         self._mark = np.zeros(nf, dtype=np.bool_)
-        # each pair's head and its key, cached at both of its slots of plist (the kernel
+        # each pair's head and its key, cached at both of its slots (the kernel
         # keeps them up to date): pair pr's ingress slot is pr, its egress slot pepos[pr];
         # pother: the other port of the pair in each slot
         npairs = len(codes)
         self._phead = np.full(2 * npairs, -1, dtype=np.int64)
         self._phkey = np.full(2 * npairs, np.inf)  # +inf: an empty pair
-        self._phkey2 = np.full(2 * npairs, np.inf)  # the second entry's key (+inf: none)
         self._pepos = np.empty(npairs, dtype=np.int64)
         self._pepos[by_out] = npairs + np.arange(npairs)
         self._pother = np.concatenate((m_in + pair_dst, pair_src[by_out])).astype(np.int64)
         self._match_step = pfp_kernels()["match_step"]
         # the kernel's arguments after the event's own, gathered once: the step is called at
-        # every event, and 26 attribute reads per call are a measurable part of it
+        # every event, and 24 attribute reads per call are a measurable part of it
         self._match_args = (
             float(self.cap_in[0]),
             len(self.cap_in),
@@ -229,17 +238,13 @@ class PerFlowPriority:
             self._pcnt,
             self._parr,
             self._ptr,
-            self._plist,
             self._hold,
-            self._pred,
-            self._dirty,
             self._mark,
             self._phead,
             self._phkey,
             self._pepos,
             self._pother,
             self._pkey,
-            self._phkey2,
         )
 
     def class_engine(self, instance: Instance, tol: float) -> PFPClassEngine | None:
@@ -257,7 +262,8 @@ class PerFlowPriority:
         return PFPClassEngine(instance, tol=tol, tie_break=self.tie_break, exact=self.exact)
 
     def decide(self, state: ObservedState) -> Decision:
-        """Strict-priority rates by remaining bytes; a wake-up at the next overtaking."""
+        """Strict-priority rates by remaining bytes; with ``exact`` and unequal capacities, a
+        wake-up at the next overtaking."""
         if not isinstance(state, ClairvoyantState):
             raise TypeError("PerFlowPriority needs a ClairvoyantState")
         t = float(state.time)
@@ -268,14 +274,14 @@ class PerFlowPriority:
             at = np.searchsorted(state.flows, arrived)
             release = np.asarray(state.arrival)[at]
             self._tb2[arrived] = -release if self.tie_break == "lifo" else release
-        if self._matching:
-            flows, rates, soonest = self._match_step(
-                t, 1e-9 * max(1.0, abs(t)), arrived, completed, self.exact, *self._match_args
-            )  # fmt: skip
-        else:
-            flows, rates, soonest = self._step(
-                t, 1e-9 * max(1.0, abs(t)), arrived, completed, self.exact, *self._step_args
-            )  # fmt: skip
+        if self._matching:  # no wake-up is needed (Notes)
+            flows, rates = self._match_step(
+                t, 1e-9 * max(1.0, abs(t)), arrived, completed, *self._match_args
+            )
+            return Decision(update=(flows, rates))
+        flows, rates, soonest = self._step(
+            t, 1e-9 * max(1.0, abs(t)), arrived, completed, self.exact, *self._step_args
+        )
         if not self.exact or math.isinf(soonest):
             return Decision(update=(flows, rates))
         return Decision(update=(flows, rates), wakeup=t + max(soonest, 1e-9 * max(1.0, abs(t))))

@@ -2,7 +2,8 @@
 
 ``simulate(inst, PerFlowPriority())`` spends about half its time outside the policy's
 compiled decision (:func:`coflowlab.heuristics._pfp_jit.match_step`): in the Python event loop
-of :func:`coflowlab.simulate`, once per event (1.47 million on the Facebook trace).
+of :func:`coflowlab.simulate`, once per event (1.47 million on the Facebook trace then;
+250,660 since the policy stopped waking up at overtakings that change no rate).
 :class:`PFPClassEngine` runs that loop itself, in one compiled function
 (:mod:`coflowlab.heuristics._pfp_class_jit`) that calls the same decision kernel and the
 simulator's own flow bookkeeping (:mod:`coflowlab._flow_state_jit`: bytes sent as of the last
@@ -79,7 +80,8 @@ class PFPClassEngine(SingletonClassEngine):
     tol
         Relative tolerance (:mod:`coflowlab.constants`), as in :func:`coflowlab.simulate`.
     tie_break, exact
-        As for :class:`~coflowlab.heuristics.baselines.PerFlowPriority`.
+        As for :class:`~coflowlab.heuristics.baselines.PerFlowPriority` (with equal
+        capacities ``exact`` changes nothing: the schedule needs no wake-up).
 
     Raises
     ------
@@ -97,7 +99,7 @@ class PFPClassEngine(SingletonClassEngine):
     >>> records = []
     >>> run = engine.run(lambda t, c, r: records.extend(zip(t.tolist(), c.tolist(), r.tolist())))
     >>> run.coflow_completion.tolist(), sorted(run.flow_completion.tolist()), run.num_events
-    ([6.0], [1.0, 1.0, 2.0, 2.0, 4.0, 6.0], 5)
+    ([6.0], [1.0, 1.0, 2.0, 2.0, 4.0, 6.0], 4)
     """
 
     name: ClassVar[str] = "pfp"
@@ -160,7 +162,7 @@ class PFPClassEngine(SingletonClassEngine):
         fl, buf = run.flows, run.buf
         flow_release = np.ascontiguousarray(inst.flow_release, dtype=np.float64)
         tb2_sign = -1.0 if self.tie_break == "lifo" else 1.0
-        state_f = np.array([self._rel_time[0] if nf else np.inf, np.inf])
+        state_f = np.array([self._rel_time[0] if nf else np.inf])
         state_i = np.zeros(5, dtype=np.int64)
         kernel = _kernels()["run"]
 
@@ -168,7 +170,7 @@ class PFPClassEngine(SingletonClassEngine):
             # of the errors only MAX_EVENTS can come: positive capacities always serve (no
             # STALL), and BAD_RATES or OVERFLOW would be a kernel bug
             return kernel(
-                self._rel_flow, self._rel_time, flow_release, tb2_sign, self.exact, self.tol,
+                self._rel_flow, self._rel_time, flow_release, tb2_sign, self.tol,
                 run.limit, pause, room, fl.rows, fl.alive, fl.tree, fl.off, fl.flow_coflow,
                 run.coflow_left, run.coflow_sent_done, run.flow_done, run.coflow_done,
                 run.arrived, run.completed, state_f, state_i, buf.t, buf.c, buf.r, buf.pos,

@@ -1,6 +1,6 @@
 """The compiled event step of per-flow prioritisation (``pfp``,
 :class:`coflowlab.heuristics.baselines.PerFlowPriority`): the ranking, the strict-priority
-greedy and the next overtaking, kept incrementally between events.
+greedy and (with unequal capacities) the next overtaking, kept incrementally between events.
 
 A flow's key ``remaining − rate·τ`` changes between events only while it sends, and at most
 one flow per port is sending (each positive greedy rate saturates a port), so the flows at
@@ -31,20 +31,16 @@ matching (``hold``: the flow holding each port) is kept between events and repai
   Everything pushed ranks after what is being considered, so holders ranked ahead are final
   and the result is the greedy's, exactly.
 
-The wake-up needs, for each holder, the flow ranked just ahead of it at each of its ports
-(``pred``; it gets rate 0): kept per port and recomputed from the pair lists only where the
-holder changed, the holder passed it, or it left; a new rate-0 flow is compared with it.
-Unequal capacities use the walk (partial rates do not form a matching).
+The same argument (the sending flows move only up the ranking between events) shows that an
+overtaking never changes the matching, so ``match_step`` computes no wake-up
+(docs/varys.md#pfp-no-wake-ups). Unequal capacities use the walk (partial rates do not form a
+matching), and there the wake-up is kept.
 
-Both loops over a port's pairs (the scan and the predecessor query) read a cache laid out in
-the port's own order: each pair's head, its key and the key of its second entry, stored at
-the pair's two places in the per-port pair lists and rewritten at both whenever they change.
-The filter is then a contiguous pass over floats; the flow ahead of a holder in a pair is
-most often that pair's head, which the second entry's key shows without touching the list,
-and otherwise the list is walked back from its head over the keys stored next to it. Keys
-decide every comparison unless they are equal, and only then are the tie-break columns read,
-so each test has the outcome of the plain rank comparison and the result is the same, bit
-for bit.
+The scan over a port's pairs reads a cache laid out in the port's own order: each pair's head
+and its key, stored at the pair's two places in the per-port pair lists and rewritten at both
+whenever they change. The filter is then a contiguous pass over floats. Keys decide every
+comparison unless they are equal, and only then are the tie-break columns read, so each test
+has the outcome of the plain rank comparison and the result is the same, bit for bit.
 
 The policy mirrors the simulator's bookkeeping of bytes sent (``base_sent`` at ``base_t``,
 updated only when a rate changes, :mod:`coflowlab.flow_state`), so the remaining bytes, keys

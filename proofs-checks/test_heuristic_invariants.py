@@ -18,7 +18,10 @@ Properties (sources: Chowdhury's PhD thesis, UC Berkeley 2015; docs/varys.md, do
 - non-clairvoyance: policies with ``clairvoyant = False`` decide identically on instances that
   differ only in sizes they have not observed yet;
 - Varys deadline mode: admitted coflows are never preempted and meet their deadlines, rejected
-  ones send nothing, and a rejection is justified by the admission test.
+  ones send nothing, and a rejection is justified by the admission test;
+- per-flow prioritization (``pfp``) on equal port capacities: re-ranking at every overtaking
+  changes no rate (docs/varys.md#pfp-no-wake-ups), which is why its matching kernel never
+  wakes up.
 
 HUG, DRF, PS-P and Coflex join these suites (capacity, work conservation where claimed) from
 the registry; their own guarantees (progress ≥ P* or α·P*, strategy-proofness, Coflex's
@@ -52,7 +55,9 @@ from recording import (
 )
 
 import coflowlab as cl
+from coflowlab.constants import TOL
 from coflowlab.heuristics import make_policy
+from coflowlab.heuristics.baselines import PerFlowPriority
 
 RTOL = 1e-7
 """Relative tolerance of rate and capacity comparisons (rates are sums and differences of a
@@ -768,3 +773,73 @@ def _example_instance() -> cl.Instance:
         ],
         2,
     )
+
+
+# ------------------------------------------------ pfp: overtakings on equal capacities
+class _WalkPfp(PerFlowPriority):
+    """``pfp`` on its general kernel (the ranking walk), which with ``exact=True`` wakes up
+    at every overtaking whatever the capacities."""
+
+    _use_matching = False
+
+
+@st.composite
+def equal_capacity_instances(draw: st.DrawFn) -> cl.Instance:
+    """:data:`INSTANCES`' draws without deadlines, every port at one capacity, with generic
+    sizes (uniform on [0.01, 10) from a drawn seed). The claim holds in exact arithmetic; in
+    floating point a wake-up can move a later time by an ulp, and that can flip an exact tie
+    between two flows' remaining bytes (equal integer sizes give such ties); generic sizes
+    have none."""
+    inst = draw(strategies.instances(max_ports=4, max_coflows=5, max_flows_per_coflow=6))
+    cap = draw(st.sampled_from([0.5, 1.0, 2.0]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    return inst.replace(
+        fabric=cl.Fabric(inst.num_ports, cap, cap),
+        flow_size=rng.uniform(0.01, 10.0, inst.num_flows),
+    )
+
+
+def check_pfp_overtakings_change_nothing(inst: cl.Instance) -> None:
+    """Smallest remaining flow first with strict priority: re-ranking at every overtaking
+    (``exact=True`` on the walk, which wakes up there) gives, record for record, the rates
+    of re-ranking only at arrivals and completions (``exact=False``) and of the matching
+    kernel, which never wakes up; record times and completion times agree within the
+    simulator's tolerance (``coflowlab.constants.TOL``, relative to the makespan: a wake-up
+    splits the bytes-sent sums of the flows it advances, so the last bits may differ)."""
+    woken = cl.simulate(inst, _WalkPfp(exact=True))
+    a = woken.schedule
+    assert a is not None
+    atol = TOL * max(1.0, float(np.max(woken.flow_completion, initial=0.0)))
+    for other in (_WalkPfp(exact=False), PerFlowPriority(exact=True)):
+        run = cl.simulate(inst, other)
+        b = run.schedule
+        assert b is not None
+        same = (
+            np.array_equal(a.flow, b.flow)
+            and np.array_equal(a.rate, b.rate)
+            and np.allclose(a.time, b.time, rtol=0.0, atol=atol)
+            and np.allclose(woken.flow_completion, run.flow_completion, rtol=0.0, atol=atol)
+        )
+        assert same, (
+            f"an overtaking changed the schedule ({type(other).__name__}, exact={other.exact})"
+        )
+        assert run.num_events <= woken.num_events
+
+
+@examples(ci=150, thorough=3000)
+@given(inst=equal_capacity_instances())
+def test_pfp_overtakings_change_nothing_on_equal_capacities(inst: cl.Instance) -> None:
+    """With every port capacity equal, ``pfp``'s greedy is a matching in rank order, and a
+    sending flow moving ahead of waiting ones keeps it (docs/varys.md#pfp-no-wake-ups): the
+    wake-ups at overtakings change no rate."""
+    check_pfp_overtakings_change_nothing(inst)
+
+
+def test_pfp_overtakings_matter_on_unequal_capacities() -> None:
+    """The check can fail: with unequal capacities a flow that overtakes takes more of a
+    port (flow B catches flow A, limited by its egress at 0.25, at t = 2), and re-ranking
+    there changes the schedule."""
+    fabric = cl.Fabric(2, 1.0, np.array([0.25, 1.0]))
+    inst = cl.Instance(fabric, [0, 1], [0, 0], [0, 1], [3.0, 4.0])
+    with pytest.raises(AssertionError, match="an overtaking changed the schedule"):
+        check_pfp_overtakings_change_nothing(inst)
