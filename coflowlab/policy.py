@@ -360,10 +360,6 @@ class Policy(Protocol):
         The policy's registry name.
     clairvoyant
         ``True`` if the policy needs sizes (it then receives :class:`ClairvoyantState`).
-    rejects
-        Optional (default ``False``): ``True`` if the policy may reject coflows
-        (``Decision.reject``); the simulator then keeps the records it needs to verify the
-        schedule on the admitted coflows.
 
     Notes
     -----

@@ -394,9 +394,9 @@ def simulate(
         :class:`SimulationError` naming them.
     record
         Keep the :class:`FluidSchedule` in the result. With ``record=False`` and verification
-        on, records are verified as they are produced and then dropped, so memory stays flat;
-        except for a policy whose class sets ``rejects = True`` (admission control): its
-        schedule is verified on the admitted coflows only, once all records are in.
+        on, records are verified as they are produced and then dropped, so memory stays flat.
+        Coflows a policy rejects (admission control) must send nothing; the verifier checks
+        that and reports no completion for them.
     tol
         Relative tolerance (see :mod:`coflowlab.constants`); flows whose remaining bytes are
         within it of zero complete at the current event.
@@ -467,11 +467,9 @@ def simulate(
     flow_arrival = np.full(nf if hide else 0, np.inf)
 
     arrivals = _Arrivals(inst)
-    # a policy that may reject coflows is verified on the rest, which needs the records
-    keep = record or (verify_schedule and bool(getattr(policy, "rejects", False)))
-    stream = FluidVerifier(inst, tol=tol, horizon=None) if verify_schedule and not keep else None
+    stream = FluidVerifier(inst, tol=tol, horizon=None) if verify_schedule and not record else None
     meter = FairnessMeter(inst, tol=tol) if fairness else None
-    recorder = _Recorder(inst, record=keep, stream=stream, meter=meter)
+    recorder = _Recorder(inst, record=record, stream=stream, meter=meter)
 
     flow_done_at = np.full(nf, np.nan)
     coflow_done_at = np.full(n, np.nan)
@@ -612,8 +610,9 @@ def simulate(
     rej = np.asarray(sorted(rejected), dtype=np.int64)
     report = None
     if verify_schedule:
-        report = _feasible(_verified(inst, schedule, stream, rej, tol, policy.name), policy)
-        flow_done_at, coflow_done_at = _completions_from(inst, report, rej)
+        report = _feasible(_verified(inst, schedule, stream, rej, tol), policy)
+        flow_done_at = report.flow_completion.copy()
+        coflow_done_at = report.coflow_completion.copy()
     return SimulationResult(
         instance=inst,
         policy=policy.name,
@@ -758,49 +757,10 @@ def _verified(
     stream: FluidVerifier | None,
     rejected: np.ndarray,
     tol: float,
-    policy_name: str,
 ) -> VerificationReport:
-    """Verifies against the instance without the rejected coflows (they send nothing)."""
-    if len(rejected):
-        if schedule is None:  # streamed: rejection needs the records to re-index them
-            raise SimulationError(
-                f"policy {policy_name!r} rejected coflows but does not set rejects = True, so its "
-                "records were streamed; verifying the admitted coflows needs them (record=True)"
-            )
-        keep = np.setdiff1d(np.arange(inst.num_coflows), rejected)
-        if not len(keep):  # everything rejected: nothing may have been sent
-            if np.any(schedule.rate > 0):
-                raise SimulationError("a rejected coflow has rate records")
-            from .time_models import TimeModel
-
-            empty = np.zeros(0)
-            return VerificationReport(TimeModel.FLUID, (), {}, empty, empty, 0.0, empty, empty)
-        sub = inst.subset(keep)
-        flows = np.concatenate([inst.coflow_flows(int(k)) for k in keep])
-        new_index = np.full(inst.num_flows, -1, dtype=np.int64)
-        new_index[flows] = np.arange(len(flows))
-        mapped = new_index[schedule.flow]
-        if (mapped < 0).any():
-            raise SimulationError("a rejected coflow has rate records")
-        return verify(sub, FluidSchedule(sub.num_flows, schedule.time, mapped, schedule.rate), tol)
+    """Verifies the schedule; the rejected coflows must send nothing (admission control)."""
+    excluded = rejected if len(rejected) else None
     if stream is not None:
-        return stream.finish()
+        return stream.finish(excluded=excluded)
     assert schedule is not None
-    return verify(inst, schedule, tol)
-
-
-def _completions_from(
-    inst: Instance, report: VerificationReport, rejected: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Completion times per flow and coflow of the full instance, from the report."""
-    if not len(rejected):
-        return report.flow_completion.copy(), report.coflow_completion.copy()
-    keep = np.setdiff1d(np.arange(inst.num_coflows), rejected)
-    if not len(keep):
-        return np.full(inst.num_flows, np.nan), np.full(inst.num_coflows, np.nan)
-    flows = np.concatenate([inst.coflow_flows(int(k)) for k in keep])
-    flow_done = np.full(inst.num_flows, np.nan)
-    flow_done[flows] = report.flow_completion
-    coflow_done = np.full(inst.num_coflows, np.nan)
-    coflow_done[keep] = report.coflow_completion
-    return flow_done, coflow_done
+    return verify(inst, schedule, tol, excluded=excluded)

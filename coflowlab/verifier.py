@@ -581,8 +581,15 @@ class FluidVerifier:
         _capacity_violation(self.out, self.inst.num_ports, self.port_cap, p, start, end, excess)
 
     # ---------------------------------------------------------------- end
-    def finish(self, reported: npt.ArrayLike | None = None) -> VerificationReport:
-        """Closes the stream and returns the report; ``reported`` are claimed completions."""
+    def finish(
+        self, reported: npt.ArrayLike | None = None, *, excluded: npt.ArrayLike | None = None
+    ) -> VerificationReport:
+        """Closes the stream and returns the report; ``reported`` are claimed completions.
+
+        ``excluded`` are coflows that must send nothing (rejected by admission control): a
+        flow of theirs that received bytes beyond the tolerance is reported as over-sent
+        (its size counts as 0), they need not complete, and their completion times are NaN.
+        """
         if self._finished:
             raise InvalidScheduleError("FluidVerifier.finish: already finished")
         self._finished = True
@@ -635,7 +642,10 @@ class FluidVerifier:
         # one that sent too much (reported below) is read as complete when it reached its size
         tail = ~np.isnan(self.done_at) & (self.sent <= inst.flow_size + self.byte_tol)
         np.fmax(self.done_at, self.last_send, out=self.done_at, where=tail)
-        _check_conservation(inst, self.sent, self.byte_tol, self.out)
+        gone = _excluded_coflows(inst, excluded)
+        out_flows = gone[inst.flow_coflow]
+        _check_conservation(inst, self.sent, self.byte_tol, self.out, out_flows)
+        self.done_at[out_flows] = np.nan
         return _finish_report(
             inst,
             TimeModel.FLUID,
@@ -644,6 +654,7 @@ class FluidVerifier:
             reported,
             self.time_tol,
             self.out,
+            gone,
         )
 
 
@@ -699,10 +710,33 @@ def _flow_rows(inst: Instance, flow_cap: np.ndarray, byte_tol: np.ndarray) -> np
     return rows
 
 
+def _excluded_coflows(inst: Instance, excluded: npt.ArrayLike | None) -> np.ndarray:
+    """A mask of the ``excluded`` coflows (indices checked)."""
+    out = np.zeros(inst.num_coflows, dtype=bool)
+    if excluded is None:
+        return out
+    ks = np.asarray(excluded)
+    if ks.size and (
+        not np.issubdtype(ks.dtype, np.integer) or ks.min() < 0 or ks.max() >= inst.num_coflows
+    ):
+        raise InvalidScheduleError(
+            f"excluded coflows must be indices in [0, {inst.num_coflows}), got {ks.tolist()}"
+        )
+    out[ks.astype(np.int64)] = True
+    return out
+
+
 def _check_conservation(
-    inst: Instance, sent: np.ndarray, byte_tol: np.ndarray, out: _Collector
+    inst: Instance,
+    sent: np.ndarray,
+    byte_tol: np.ndarray,
+    out: _Collector,
+    excluded: np.ndarray | None = None,
 ) -> None:
+    # excluded (a flow mask): flows of rejected coflows, whose size counts as 0
     size = inst.flow_size
+    if excluded is not None and excluded.any():
+        size = np.where(excluded, 0.0, size)
     under = np.flatnonzero(sent < size - byte_tol)
     over = np.flatnonzero((sent > size + byte_tol) & np.isfinite(sent))
     for kind, bad, word in (
@@ -712,6 +746,8 @@ def _check_conservation(
 
         def text(j: int, bad: np.ndarray = bad, word: str = word) -> str:
             e = bad[j]
+            if excluded is not None and excluded[e]:
+                return f"received {sent[e]:.9g} although its coflow was rejected"
             return (
                 f"received {sent[e]:.9g} of size {size[e]:.9g} "
                 f"({word} {abs(sent[e] - size[e]):.6g})"
@@ -728,7 +764,9 @@ def _finish_report(
     reported: npt.ArrayLike | None,
     time_tol: float,
     out: _Collector,
+    excluded: np.ndarray | None = None,
 ) -> VerificationReport:
+    # excluded (a coflow mask): rejected coflows; dependencies on or of them do not apply
     n = inst.num_coflows
     incomplete = np.bincount(inst.flow_coflow, weights=np.isnan(done_at), minlength=n) > 0
     completion = np.full(n, -np.inf)
@@ -738,6 +776,8 @@ def _finish_report(
     np.minimum.at(start, inst.flow_coflow, first_send)
 
     for a, b in inst.dependencies:
+        if excluded is not None and (excluded[a] or excluded[b]):
+            continue
         ca = completion[a]
         if start[b] < np.inf and (np.isnan(ca) or start[b] < ca - time_tol):
             kind = ViolationKind.DEPENDENCY
@@ -801,6 +841,7 @@ def _verify_fluid(
     sched: FluidSchedule,
     tol: float,
     max_violations: int,
+    excluded: npt.ArrayLike | None = None,
     *,
     compiled: bool = True,
 ) -> VerificationReport:
@@ -816,7 +857,7 @@ def _verify_fluid(
             hi = cut if cut > lo else int(np.searchsorted(t, t[hi], side="right"))
         checker.feed(t[lo:hi], sched.flow[lo:hi], sched.rate[lo:hi])
         lo = hi
-    return checker.finish(sched.completion)
+    return checker.finish(sched.completion, excluded=excluded)
 
 
 def _verify_slotted(
@@ -924,6 +965,7 @@ def verify(
     tol: float = TOL,
     *,
     max_violations: int = 100,
+    excluded: npt.ArrayLike | None = None,
 ) -> VerificationReport:
     """Checks a schedule against its instance and computes its completion times.
 
@@ -937,6 +979,10 @@ def verify(
         Relative tolerance of every comparison; see :mod:`coflowlab.constants`.
     max_violations
         How many violations of each kind to keep in the report (all are counted).
+    excluded
+        Fluid schedules: coflows that must send nothing (rejected by admission control).
+        They need not complete (completion NaN); bytes they received are reported as
+        over-sent, against a size of 0.
 
     Returns
     -------
@@ -971,7 +1017,9 @@ def verify(
             f"{instance.num_flows}"
         )
     if isinstance(schedule, FluidSchedule):
-        return _verify_fluid(instance, schedule, tol, max_violations)
+        return _verify_fluid(instance, schedule, tol, max_violations, excluded)
+    if excluded is not None:
+        raise InvalidScheduleError("verify: excluded coflows apply to fluid schedules only")
     if isinstance(schedule, SlottedSchedule):
         return _verify_slotted(instance, schedule, tol, max_violations)
     raise TypeError(f"verify: expected a FluidSchedule or SlottedSchedule, got {type(schedule)}")

@@ -799,7 +799,6 @@ class VarysDeadline:
 
     name: ClassVar[str] = "varys-deadline"
     clairvoyant: ClassVar[bool] = True
-    rejects: ClassVar[bool] = True  # admission control: verified on the admitted coflows
 
     def __init__(
         self,

@@ -76,10 +76,6 @@ class Recording:
         return bool(self.inner.clairvoyant)
 
     @property
-    def rejects(self) -> bool:
-        return bool(getattr(self.inner, "rejects", False))
-
-    @property
     def label_blind(self) -> bool:
         return bool(getattr(self.inner, "label_blind", False))
 

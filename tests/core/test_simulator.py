@@ -277,19 +277,36 @@ def test_builder_extend_refuses_decreasing_times():
         b.set_rates(0.0, [0], [1.0])
 
 
-class DeclaredRejecting(Rejecting):
-    name: ClassVar[str] = "toy-reject-declared"
-    rejects: ClassVar[bool] = True
-
-
-def test_rejection_without_records_needs_the_rejects_flag():
-    """Tests that ``record=False`` verification works for a policy declaring ``rejects`` (the
-    simulator keeps the records it needs) and fails clearly for one that does not."""
+def test_rejection_is_verified_on_streamed_records():
+    """Tests that ``record=False`` verifies a rejecting policy's records as they come (no
+    schedule kept), with the same completion times as the recorded run, and the report on
+    the whole instance: no completion for the rejected coflow."""
     inst = Instance.from_matrices([[[1.0, 0], [0, 0]], [[0, 1.0], [0, 0]], [[0, 0], [0, 1.0]]])
-    result = simulate(inst, DeclaredRejecting(), record=False)
-    assert result.schedule is None and result.verified and result.rejected.tolist() == [1]
-    with pytest.raises(SimulationError, match="does not set rejects = True"):
-        simulate(inst, Rejecting(), record=False)
+    streamed = simulate(inst, Rejecting(), record=False)
+    recorded = simulate(inst, Rejecting())
+    assert streamed.schedule is None and streamed.verified
+    assert streamed.rejected.tolist() == recorded.rejected.tolist() == [1]
+    for run in (streamed, recorded):
+        assert run.report is not None and run.report.feasible
+        assert_allclose(run.report.coflow_completion, [1.0, np.nan, 1.0])
+        assert_allclose(run.coflow_completion, [1.0, np.nan, 1.0])
+
+
+def test_the_verifier_refuses_bytes_sent_by_a_rejected_coflow():
+    """Tests the verifier's side of admission control: a schedule in which a coflow declared
+    rejected received bytes is infeasible (over-sent against a size of 0), and its coflow
+    has no completion time."""
+    inst = Instance.from_matrices([[[1.0, 0], [0, 0]], [[0, 0], [0, 1.0]]])
+    sched = cl.FluidSchedule(2, time=[0.0, 0.0, 1.0, 1.0], flow=[0, 1, 0, 1], rate=[1, 1, 0, 0])
+    report = cl.verify(inst, sched, excluded=[1])
+    assert not report.feasible and report.counts == {"over_sent": 1}
+    assert "although its coflow was rejected" in report.violations[0].message
+    assert_allclose(report.coflow_completion, [1.0, np.nan])
+    quiet = cl.FluidSchedule(2, time=[0.0, 1.0], flow=[0, 0], rate=[1.0, 0.0])
+    assert cl.verify(inst, quiet, excluded=[1]).feasible
+    assert not cl.verify(inst, quiet).feasible  # flow 1 never received its size
+    with pytest.raises(cl.InvalidScheduleError, match="excluded coflows must be indices"):
+        cl.verify(inst, quiet, excluded=[2])
 
 
 class Residue:

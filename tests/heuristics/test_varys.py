@@ -554,6 +554,21 @@ def test_admitted_coflows_meet_their_deadlines_and_are_never_preempted(kind):
         assert not np.isin(inst.coflow_flows(k), sch.flow).any()
 
 
+@pytest.mark.parametrize("kind", DEADLINE_INSTANCES)
+def test_deadline_runs_stream_their_records_to_the_verifier(kind):
+    """Tests that with record=False the deadline mode's records are verified as they come
+    (nothing kept), with the recorded run's rejections and completion times, NaN for the
+    rejected coflows in the report as in the result."""
+    inst = DEADLINE_INSTANCES[kind]()
+    kept = simulate(inst, VarysDeadline())
+    streamed = simulate(inst, VarysDeadline(), record=False)
+    assert streamed.schedule is None and streamed.verified
+    assert_equal(streamed.rejected, kept.rejected)
+    assert_equal(streamed.coflow_completion, kept.coflow_completion)
+    assert streamed.report is not None
+    assert np.isnan(streamed.report.coflow_completion[streamed.rejected]).all()
+
+
 def test_coflows_without_deadlines_are_best_effort():
     """Tests that coflows without a deadline are never rejected and wait for admitted ones."""
     inst = Instance.from_coflows(
