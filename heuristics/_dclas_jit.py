@@ -1052,10 +1052,17 @@ def g0_fill(res, port_served, pa, pb, alive, served, rate, g0):  # pragma: no co
     return ef, er
 
 
+@njit(cache=True, inline="always")
+def heavy(e, sent, bound):  # pragma: no cover - numba
+    # FIFO-LM: has the (coflow, port) pair e sent at least `bound`? Its bytes only grow, so
+    # a heavy pair stays heavy.
+    return sent[e] >= bound
+
+
 @njit(cache=True)
 def light(f, pin, pout, sent, bound):  # pragma: no cover - numba
-    # FIFO-LM: has flow f a light (coflow, port) pair, one that has sent less than `bound`?
-    return not (sent[pin[f]] >= bound and sent[pout[f]] >= bound)
+    # FIFO-LM: has flow f a light (coflow, port) pair?
+    return not (heavy(pin[f], sent, bound) and heavy(pout[f], sent, bound))
 
 
 @njit(cache=True)
@@ -1260,7 +1267,7 @@ def fifo_step(
         c = order[g]
         for q in range(cp_ptr[c], cp_ptr[c + 1]):
             p = pair_port[q]
-            if pair_alive[q] > 0 and first[p] < 0 and not sent[q] >= bound:
+            if pair_alive[q] > 0 and first[p] < 0 and not heavy(q, sent, bound):
                 first[p] = c
     # a pair is served when its coflow is at or before the first light one there; a flow
     # is in the multiplexed class (group 0) when both its pairs are served
@@ -1450,10 +1457,10 @@ def fifo_step(
     more = could_grow(res, eps, link_alive)
     # the flows with a positive rate and a light pair, in index order: the old ones still
     # such, merged with those that became positive. Only light pairs' bytes sent and rate
-    # sums are ever read (a heavy pair's `sent >= bound` stays true: bytes only grow), and
-    # a light pair's positive flows all have a light pair, so they are all listed, in the
-    # same order: the same sums, while most positive flows on the trace, heavy at both
-    # pairs, are left out of the per-event passes (here and in fifo_advance)
+    # sums are ever read (a heavy pair stays heavy: `heavy`), and a light pair's positive
+    # flows all have a light pair, so they are all listed, in the same order: the same
+    # sums, while most positive flows on the trace, heavy at both pairs, are left out of
+    # the per-event passes (here and in fifo_advance)
     fresh = np.empty(nout, dtype=np.int64)
     nfresh = 0
     for i in range(nout):
@@ -1507,7 +1514,7 @@ def fifo_step(
                     nt += 1
         for i in range(nt):
             e = touched[i]
-            if sent[e] >= bound:
+            if heavy(e, sent, bound):
                 # heavy for good (bytes sent only grow): its sum is never read again, and
                 # it stays marked as listed; on the trace most of the flows these sums
                 # would add are at heavy pairs
@@ -1522,7 +1529,7 @@ def fifo_step(
         for g in range(ng):
             c = order[g]
             for e in range(cp_ptr[c], cp_ptr[c + 1]):
-                if pr[e] > 0 and not sent[e] >= bound:
+                if pr[e] > 0 and not heavy(e, sent, bound):
                     need = min(need, max(threshold - sent[e], 0.0) / pr[e])
         if need < np.inf:
             soonest = t + need
@@ -1536,7 +1543,7 @@ def fifo_step(
         for q in range(k):
             f = newpos[q]
             for e in (pin[f], pout[f]):
-                if pr[e] > 0 and not sent[e] >= bound:
+                if pr[e] > 0 and not heavy(e, sent, bound):
                     need = min(need, max(threshold - sent[e], 0.0) / pr[e])
         for q in range(k):
             f = newpos[q]
