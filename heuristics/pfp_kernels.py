@@ -40,7 +40,10 @@ The scan over a port's pairs reads a cache laid out in the port's own order: eac
 and its key, stored at the pair's two places in the per-port pair lists and rewritten at both
 whenever they change. The filter is then a contiguous pass over floats. Keys decide every
 comparison unless they are equal, and only then are the tie-break columns read, so each test
-has the outcome of the plain rank comparison and the result is the same, bit for bit.
+has the outcome of the plain rank comparison and the result is the same, bit for bit. A
+port is mostly scanned again, in the same sweep, from the candidate it returned last (that
+candidate was blocked and passes the port on), so a scan keeps its few best candidates in
+rank order and such a scan continues in them (``scan``; docs/engine-performance.md).
 
 The policy mirrors the simulator's bookkeeping of bytes sent (``base_sent`` at ``base_t``,
 updated only when a rate changes, :mod:`coflowlab.flow_state`), so the remaining bytes, keys
