@@ -10,8 +10,9 @@ draws instances built to reach the paths chosen instances miss: equal port capac
 matching kernels), whole coflows released together and several flows of one port pair
 (simultaneous arrivals at one pair), equal sizes (ties), and small queue thresholds so that
 the D-CLAS policies move coflows between queues. Both runs must give the same events, the
-same rate records (flows and rates to ``RTOL``, times within the simulator's tolerance) and
-the same completion times; both are verified.
+same rates at every moment (to ``RTOL``) and the same completion times (within the
+simulator's tolerance); both are verified. HUG's two fast paths differ from their references
+by roundings, so for them only the completion times are compared (:data:`ROUNDINGS`).
 
 The pairs are :data:`PAIRS`; ``test_a_broken_fast_path_is_caught`` shows that the
 comparison fails when a fast path is wrong.
@@ -42,6 +43,15 @@ from coflowlab.heuristics.philae import Philae
 
 RTOL = 1e-9
 """Relative tolerance on rates: the fast paths that are not bit for bit sum in another order."""
+
+ROUNDINGS = {"hug", "hug-cooperative"}
+"""Pairs whose rates differ by roundings (tests/heuristics/test_correlation_fast.py, which
+compares their decisions event by event on the same state): over a whole run a flow may then
+complete, within the simulator's tolerance, at an event of its own in one run and together
+with another flow in the other, so their events and rates over time are not compared; their
+completion times must agree within ``LOOSE`` times the makespan."""
+
+LOOSE = 1e-6
 
 
 class _WalkPfp(PerFlowPriority):
@@ -107,17 +117,24 @@ def clustered_instances(draw: st.DrawFn) -> cl.Instance:
 INSTANCES = st.one_of(clustered_instances(), strategies.instances(max_ports=3, max_coflows=4))
 
 
-def check_same_run(fast: Any, reference: Any, inst: cl.Instance) -> None:
+def check_same_run(fast: Any, reference: Any, inst: cl.Instance, *, exact: bool = True) -> None:
     """The two policies give the same verified run: the same events, the same rates at
     every moment (to ``RTOL``; a fast path that sums in another order may write a record
     where the rate moved by an ulp, so rates are compared between the record times, merged
-    within the simulator's tolerance) and the same completion times (within it)."""
+    within the simulator's tolerance) and the same completion times (within it). With
+    ``exact=False`` (:data:`ROUNDINGS`) only the completion times, within ``LOOSE``."""
     a = cl.simulate(inst, reference)
     b = cl.simulate(inst, fast)
     assert a.verified and b.verified
     sa, sb = a.schedule, b.schedule
     assert sa is not None and sb is not None
-    atol = TOL * max(1.0, float(np.nanmax(a.flow_completion, initial=0.0)))
+    makespan = max(1.0, float(np.nanmax(a.flow_completion, initial=0.0)))
+    if not exact:
+        assert np.allclose(
+            b.flow_completion, a.flow_completion, rtol=0.0, atol=LOOSE * makespan, equal_nan=True
+        ), "the fast path's completion times differ"
+        return
+    atol = TOL * makespan
     assert b.num_events == a.num_events, f"events {b.num_events} != {a.num_events}"
     times = np.unique(np.concatenate([sa.time, sb.time]))
     times = times[np.concatenate([[True], np.diff(times) > atol])]
@@ -149,7 +166,7 @@ check of docs/varys.md#pfp-no-wake-ups; the draws below reach it about once in a
 def test_fast_path_equals_reference(name: str, inst: cl.Instance) -> None:
     """A policy's fast path gives its reference path's run on any instance."""
     fast, reference = PAIRS[name]
-    check_same_run(fast(), reference(), inst)
+    check_same_run(fast(), reference(), inst, exact=name not in ROUNDINGS)
 
 
 class _LateFifoLM(FifoLM):
