@@ -242,7 +242,7 @@ from .order_lp import (
     fluid_schedule_from_intervals,
     release_values,
 )
-from .parallel_search import SharedSearch, run_workers
+from .parallel_search import SharedSearch, check_workers, run_workers
 
 __all__ = [
     "ALGORITHMS",
@@ -1166,7 +1166,7 @@ def _bnb_worker(data: _Data, inc: _Incumbent, mip_gap: float, shared: SharedSear
     return {
         "runs": runs,
         "counters": counters,
-        "incumbent": (inc.value, inc.order, inc.slots, inc.lp, inc.x, inc.source)
+        "incumbent": (inc.value, inc.order, inc.slots, inc.lp, inc.x, inc.source, inc.schedule)
         if better
         else None,
     }
@@ -1671,13 +1671,7 @@ def solve_exact_fluid(
         raise ValueError(f"lp_method must be one of {LP_METHODS}, got {lp_method!r}")
     if chain_budget < 1:
         raise ValueError(f"chain_budget must be at least 1, got {chain_budget}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a whole number of at least 1, got {workers!r}")
-    if workers > 1 and algorithm != "bnb":
-        raise ValueError(
-            f"workers > 1 runs the branch and bound only (algorithm='bnb'), "
-            f"not algorithm={algorithm!r}"
-        )
+    check_workers(workers, algorithm)
     if table_coflows is not None and not 0 <= table_coflows <= MAX_TABLE_COFLOWS:
         raise ValueError(
             f"table_coflows must be in 0..{MAX_TABLE_COFLOWS} or None, got {table_coflows}"

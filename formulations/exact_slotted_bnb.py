@@ -81,6 +81,7 @@ from .exact_fluid import (
     no_schedule_solution,
 )
 from .order_lp import OrderLP
+from .parallel_search import check_workers
 from .time_indexed import first_slots, greedy_slotted, slotted_data
 
 __all__ = [
@@ -316,6 +317,7 @@ def solve_exact_slotted_bnb(
     options: SolverOptions | None = None,
     *,
     max_coflows: int = MAX_BNB_COFLOWS,
+    workers: int = 1,
 ) -> Solution:
     """Slotted OPT of ``Σ_j w_j C_j`` by branch and bound over event sequences, with an
     order MIP per leaf (module notes). Same model and conventions as
@@ -334,6 +336,11 @@ def solve_exact_slotted_bnb(
     max_coflows
         Refuse larger instances (default :data:`~coflowlab.formulations.exact_fluid.
         MAX_BNB_COFLOWS`).
+    workers
+        Processes of the branch and bound (default 1), as for ``exact-fluid``
+        (:func:`~coflowlab.formulations.exact_fluid.solve_exact_fluid`, "Parallel search"):
+        the same optimum; the nodes searched and, among equal optima, the schedule returned
+        depend on timing, so ``workers=1`` is the reproducible run.
 
     Returns
     -------
@@ -349,6 +356,8 @@ def solve_exact_slotted_bnb(
         A size or capacity is not whole (named).
     ModelTooLargeError
         More coflows than ``max_coflows``.
+    ValueError
+        ``workers`` is not a whole number of at least 1.
 
     Examples
     --------
@@ -360,6 +369,7 @@ def solve_exact_slotted_bnb(
     ('optimal', 9.0, [3.0, 2.0])
     """
     start = time.perf_counter()
+    check_workers(workers, "bnb")
     slotted_data(instance, METHOD)  # whole sizes and capacities, or a named error
     n = instance.num_coflows
     if n > max_coflows:
@@ -371,7 +381,7 @@ def solve_exact_slotted_bnb(
     limit_s = options.time_limit
     deadline = math.inf if limit_s is None else start + float(limit_s)
     work = rounded_up_releases(instance)
-    data = _Data(work, options, deadline, integral=True)
+    data = _Data(work, options, deadline, integral=True, workers=workers)
     inc = _Incumbent()
     details: dict[str, Any] = {"algorithm": "bnb"}
     _list_incumbent(data, inc)

@@ -43,10 +43,22 @@ from typing import Any
 
 from coflowlab.exceptions import SolverError
 
-__all__ = ["SharedSearch", "WorkerResult", "fork_available", "run_workers"]
+__all__ = ["SharedSearch", "WorkerResult", "check_workers", "fork_available", "run_workers"]
 
 _IDLE_SLEEP = 0.002
 """Seconds an idle process waits before it looks at the queue again."""
+
+
+def check_workers(workers: object, algorithm: str) -> None:
+    """Refuses a ``workers`` setting that is not a whole number of at least 1, or above 1
+    for an ``algorithm`` other than the branch and bound (``"bnb"``), with a ValueError."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number of at least 1, got {workers!r}")
+    if workers > 1 and algorithm != "bnb":
+        raise ValueError(
+            f"workers > 1 runs the branch and bound only (algorithm='bnb'), "
+            f"not algorithm={algorithm!r}"
+        )
 
 
 def fork_available() -> bool:
@@ -158,6 +170,20 @@ class WorkerResult:
     error: str = ""
 
 
+def _reset_highs_scheduler() -> None:
+    # A HiGHS MIP solve starts a global task scheduler whose threads do not survive fork():
+    # a MIP solved in a forked process after one in its parent waits for them for ever
+    # (checked with HiGHS 1.16). Resetting the inherited scheduler lets the process start
+    # its own. LPs do not use it.
+    try:
+        import highspy
+    except ImportError:  # pragma: no cover - highspy is a dependency
+        return
+    reset = getattr(highspy.Highs, "resetGlobalScheduler", None)
+    if reset is not None:
+        reset(False)
+
+
 def _worker_main(
     index: int, work: Callable[[SharedSearch], Any], shared: SharedSearch, conn: Connection
 ) -> None:
@@ -165,6 +191,7 @@ def _worker_main(
     # the processes, whose searches then end as at the time limit with their open nodes
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        _reset_highs_scheduler()
         value = work(shared)
         message = WorkerResult(index, value)
     except BaseException:

@@ -53,6 +53,8 @@ from coflowlab.solvers import (
     solve,
 )
 
+from .parallel_search import check_workers
+
 __all__ = [
     "MAX_LP_SIZE",
     "MAX_MIP_SIZE",
@@ -575,6 +577,7 @@ def solve_exact_slotted(
     algorithm: str = "mip",
     horizon: int | None = None,
     max_size: int = MAX_MIP_SIZE,
+    workers: int = 1,
 ) -> Solution:
     """Slotted OPT of ``Σ_j w_j C_j`` by the time-indexed MIP (docs/theory.md#time-indexed).
 
@@ -606,6 +609,9 @@ def solve_exact_slotted(
         be infeasible. A longer one is valid and only larger.
     max_size
         Largest ``|E|·T`` allowed (:data:`MAX_MIP_SIZE`).
+    workers
+        ``algorithm="bnb"`` only: processes of its branch and bound (default 1;
+        ``--param workers=2``), as for ``exact-fluid``.
 
     Returns
     -------
@@ -622,6 +628,9 @@ def solve_exact_slotted(
         A size or capacity is not a whole number (the flow or port is named).
     ModelTooLargeError
         ``|E|·T`` exceeds ``max_size``.
+    ValueError
+        An unknown ``algorithm``, or ``workers`` not a whole number of at least 1 or above
+        1 with ``algorithm="mip"``.
 
     Notes
     -----
@@ -643,10 +652,11 @@ def solve_exact_slotted(
         raise ValueError(
             f"exact-slotted: algorithm must be one of {SLOTTED_ALGORITHMS}, got {algorithm!r}"
         )
+    check_workers(workers, algorithm)
     if algorithm == "bnb":
         from .exact_slotted_bnb import solve_exact_slotted_bnb
 
-        return solve_exact_slotted_bnb(instance, options)
+        return solve_exact_slotted_bnb(instance, options, workers=workers)
     start = time.perf_counter()
     method = "exact-slotted"
     size, cap = slotted_data(instance, method)

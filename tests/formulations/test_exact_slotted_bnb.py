@@ -20,6 +20,7 @@ from coflowlab.formulations.exact_slotted_bnb import (
     solve_exact_slotted_bnb,
 )
 from coflowlab.formulations.order_lp import build_order_lp
+from coflowlab.formulations.parallel_search import fork_available
 from coflowlab.formulations.time_indexed import solve_exact_slotted
 from coflowlab.instances.examples import EXAMPLES, EXPECTED
 from coflowlab.instances.generators import uniform
@@ -169,3 +170,59 @@ def test_refuses_fractional_sizes_and_too_many_coflows():
         solve_exact_slotted_bnb(cl.Instance.from_matrices([[[1.5]]]))
     with pytest.raises(ModelTooLargeError, match="max_coflows"):
         solve_exact_slotted_bnb(uniform(2, 5, seed=0), max_coflows=4)
+
+
+# ------------------------------------------------------------------ parallel search
+_PARALLEL = [
+    (3, 9, None, 3), (4, 11, None, 4),  # the heuristic's order is optimal
+    (3, 10, 0.15, 7), (4, 10, 0.15, 3), (3, 11, 0.15, 2), (3, 11, 0.15, 5),  # the B&B improves
+]  # fmt: skip
+
+needs_fork = pytest.mark.skipif(not fork_available(), reason="needs the fork start method")
+
+
+@needs_fork
+@pytest.mark.parametrize(("m", "n", "rate", "seed"), _PARALLEL)
+def test_two_workers_prove_the_same_optimum(m, n, rate, seed):
+    """Tests workers=2: the optimum of the search on one process, with a verified slotted
+    schedule (on four of the instances found by an order MIP in a worker, so it comes back
+    from that process), the work of both processes counted. The parent solves order MIPs
+    before it forks: without the reset of HiGHS's scheduler in the workers their MIPs hung
+    (parallel_search._reset_highs_scheduler)."""
+    inst = uniform(m, n, density=0.5, release_rate=rate, weights=(1, 4), seed=seed)
+    one = solve_exact_slotted(inst, algorithm="bnb")
+    two = solve_exact_slotted(inst, algorithm="bnb", workers=2)
+    assert_optimal(inst, two, one.objective)
+    d = two.details
+    assert d["workers"] == 2 and d["finished"] and sum(d["worker_nodes"]) == d["nodes"] > 0
+    assert d["milps"] >= 1 and d["incumbent_source"] == one.details["incumbent_source"]
+
+
+@needs_fork
+def test_two_workers_agree_with_brute_force_and_stop_at_a_time_limit():
+    """Tests workers=2 against the brute force on a small instance with releases, and that a
+    time limit too short to finish gives a labelled result whose bound is at most the
+    optimum and whose schedule verifies."""
+    small = uniform(2, 3, density=0.4, sizes=(1, 3), weights=(1, 3), seed=4)
+    rel = np.array([0.0, 2.0, 1.0])
+    small = small.replace(coflow_release=rel, flow_release=rel[small.flow_coflow])
+    assert_optimal(small, solve_exact_slotted_bnb(small, workers=2), slotted_opt(small))
+    inst = uniform(4, 12, density=0.5, release_rate=0.15, weights=(1, 4), seed=2)
+    opt = solve_exact_slotted(inst, algorithm="bnb").objective
+    cut = solve_exact_slotted_bnb(inst, SolverOptions(time_limit=0.3), workers=2)
+    assert cut.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
+    assert cut.bound <= opt + 1e-9 <= cut.objective + 2e-9
+    assert cl.verify(inst, cut.schedule).feasible
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
+def test_bad_workers_are_refused(workers):
+    """Tests that workers must be a whole number of at least 1, and above 1 only with the
+    branch and bound."""
+    inst = EXAMPLES["theory_r1"]()
+    with pytest.raises(ValueError, match="workers must be a whole number"):
+        solve_exact_slotted(inst, algorithm="bnb", workers=workers)
+    with pytest.raises(ValueError, match="workers must be a whole number"):
+        solve_exact_slotted(inst, workers=workers)
+    with pytest.raises(ValueError, match=r"branch and bound only \(algorithm='bnb'\)"):
+        solve_exact_slotted(inst, workers=2)
