@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 import coflowlab as cl
+from coflowlab.heuristics.baselines import PerFlowPriority
 from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "ScaledRates",
     "SizePeeking",
     "Step",
+    "WalkPfp",
     "bytes_sent",
     "crossing_time",
     "simulate_recorded",
@@ -239,3 +241,11 @@ class SizePeeking:
             self._intended[np.asarray(d.update[0])] = d.update[1]
         rates = self._intended[flows] / (1.0 + self.instance.flow_size[flows])
         return Decision(rates, d.wakeup, d.reject, None, d.notify)
+
+
+class WalkPfp(PerFlowPriority):
+    """``pfp`` on its general kernel (the ranking walk) whatever the capacities: with
+    ``exact=True`` it wakes up at every overtaking; the reference of the equal-capacity
+    matching kernel."""
+
+    _use_matching = False

@@ -29,6 +29,7 @@ import strategies
 from hypothesis import example, given
 from hypothesis import strategies as st
 from profiles import examples
+from recording import WalkPfp
 
 import coflowlab as cl
 from coflowlab.constants import TOL
@@ -54,20 +55,14 @@ completion times must agree within ``LOOSE`` times the makespan."""
 LOOSE = 1e-6
 
 
-class _WalkPfp(PerFlowPriority):
-    """``pfp`` on its general kernel (the ranking walk) whatever the capacities."""
-
-    _use_matching = False
-
-
 # D-CLAS queue thresholds small enough for sizes 1-9 to cross several (the defaults are MB)
 _DCLAS = {"first_threshold": 2.0, "factor": 2.0}
 
 PAIRS: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
-    "pfp": (lambda: PerFlowPriority(exact=False), lambda: _WalkPfp(exact=False)),
+    "pfp": (lambda: PerFlowPriority(exact=False), lambda: WalkPfp(exact=False)),
     "pfp-lifo": (
         lambda: PerFlowPriority(tie_break="lifo", exact=False),
-        lambda: _WalkPfp(tie_break="lifo", exact=False),
+        lambda: WalkPfp(tie_break="lifo", exact=False),
     ),
     "fifo-lm": (lambda: FifoLM(threshold=3.0), lambda: FifoLM(threshold=3.0, fast=False)),
     "hug": (HUG, lambda: HUG(fast=False)),

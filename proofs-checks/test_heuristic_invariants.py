@@ -49,6 +49,7 @@ from recording import (
     ScaledRates,
     SizePeeking,
     Step,
+    WalkPfp,
     bytes_sent,
     crossing_time,
     simulate_recorded,
@@ -776,13 +777,6 @@ def _example_instance() -> cl.Instance:
 
 
 # ------------------------------------------------ pfp: overtakings on equal capacities
-class _WalkPfp(PerFlowPriority):
-    """``pfp`` on its general kernel (the ranking walk), which with ``exact=True`` wakes up
-    at every overtaking whatever the capacities."""
-
-    _use_matching = False
-
-
 @st.composite
 def equal_capacity_instances(draw: st.DrawFn) -> cl.Instance:
     """:data:`INSTANCES`' draws without deadlines, every port at one capacity, with generic
@@ -806,11 +800,11 @@ def check_pfp_overtakings_change_nothing(inst: cl.Instance) -> None:
     kernel, which never wakes up; record times and completion times agree within the
     simulator's tolerance (``coflowlab.constants.TOL``, relative to the makespan: a wake-up
     splits the bytes-sent sums of the flows it advances, so the last bits may differ)."""
-    woken = cl.simulate(inst, _WalkPfp(exact=True))
+    woken = cl.simulate(inst, WalkPfp(exact=True))
     a = woken.schedule
     assert a is not None
     atol = TOL * max(1.0, float(np.max(woken.flow_completion, initial=0.0)))
-    for other in (_WalkPfp(exact=False), PerFlowPriority(exact=True)):
+    for other in (WalkPfp(exact=False), PerFlowPriority(exact=True)):
         run = cl.simulate(inst, other)
         b = run.schedule
         assert b is not None
