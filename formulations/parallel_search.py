@@ -34,6 +34,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -92,6 +93,11 @@ class SharedSearch:
         self._parent = os.getpid()
 
     # --------------------------------------------------------------- best value
+    @property
+    def parent(self) -> int:
+        """The id of the process that started the search (the workers' parent)."""
+        return self._parent
+
     def best(self) -> float:
         """The least objective value any process has found (or the starting value)."""
         return float(self._best.value)
@@ -184,12 +190,57 @@ def _reset_highs_scheduler() -> None:
         reset(False)
 
 
+_PR_SET_PDEATHSIG = 1
+"""Linux ``prctl`` option: the signal the kernel sends a process when its parent ends."""
+
+_USE_PRCTL = True
+"""Whether workers ask the kernel to end them with their parent (Linux); false: the thread."""
+
+_WATCH_EVERY = 0.5
+"""Seconds between two looks at the parent, where the kernel cannot do it for us."""
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ends this worker as soon as the process that forked it (``parent``) has ended.
+
+    :meth:`SharedSearch.stopped` asks the same question, but only between nodes: a worker
+    inside one long solve (or held by HiGHS's scheduler) would run on for minutes after its
+    parent was killed, e.g. by a test's timeout, holding its pipes open. On Linux the
+    kernel kills the worker (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, which works whatever
+    the worker is running, compiled code holding the GIL included; strictly, when the
+    thread that forked it ends, and that thread waits in :func:`run_workers` for the
+    workers to end); elsewhere, or with ``_USE_PRCTL`` false, a daemon
+    thread looks at the parent every :data:`_WATCH_EVERY` seconds (it needs the GIL, which
+    HiGHS releases while it solves)."""
+    armed = False
+    if _USE_PRCTL:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError):  # not Linux: no prctl in the C library
+            armed = False
+    if os.getppid() != parent:  # the parent ended before the signal was set
+        os._exit(1)
+    if armed:
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_WATCH_EVERY)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="coflowlab-parent-watch", daemon=True).start()
+
+
 def _worker_main(
     index: int, work: Callable[[SharedSearch], Any], shared: SharedSearch, conn: Connection
 ) -> None:
     # Ctrl-C reaches the whole process group: the parent decides (``stop_when``) and stops
     # the processes, whose searches then end as at the time limit with their open nodes
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(shared.parent)
     try:
         _reset_highs_scheduler()
         value = work(shared)

@@ -10,6 +10,10 @@ agree within twice that. The parallel path is not deterministic in the nodes it 
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -184,3 +188,61 @@ def test_pool_refuses_no_workers():
     """Tests that ``workers < 1`` is refused."""
     with pytest.raises(ValueError, match="workers must be at least 1"):
         run_workers(0, [0], _tree_work, 0.0)
+
+
+_ORPHAN_SCRIPT = """
+import os, sys, time
+from coflowlab.formulations import parallel_search
+
+parallel_search._USE_PRCTL = sys.argv[2] == "kernel"
+folder = sys.argv[1]
+
+def work(shared):
+    with open(os.path.join(folder, f"{os.getpid()}.pid"), "w") as f:
+        f.write("started")
+    while True:  # a solve that never asks shared.stopped()
+        sum(range(1000))
+
+parallel_search.run_workers(2, [0], work, 0.0)
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended but not reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads process states in /proc")
+@pytest.mark.parametrize("watch", ["kernel", "thread"])
+def test_workers_end_with_their_parent(tmp_path, watch):
+    """Tests that workers busy in a solve that never looks at the stop flag end when the
+    process that started them is killed (as a test's timeout does), with the kernel's
+    parent-death signal and with the watch thread of other platforms."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _ORPHAN_SCRIPT, str(tmp_path), watch],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("*.pid"))) < 2:
+            assert parent.poll() is None, "the search ended on its own"
+            assert time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.05)
+        pids = [int(p.stem) for p in tmp_path.glob("*.pid")]
+        assert all(_alive(pid) for pid in pids)
+        time.sleep(1.0)
+        assert all(_alive(pid) for pid in pids), "the workers ended with their parent alive"
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in pids if _alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers {left} outlived their parent"
