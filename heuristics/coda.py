@@ -50,7 +50,7 @@ import numpy.typing as npt
 from coflowlab.allocation import _PAIRS_PER_FLOW, max_min_fair
 from coflowlab.policy import Decision, InstanceView, ObservedState
 
-from .aalo import _queue_bounds, _queue_of
+from .aalo import CROSS_TOL, _queue_bounds, _queue_of
 from .coda_identify import Accuracy, FlowFeatures, RoughDBSCAN, identification_accuracy
 
 __all__ = ["Accuracy", "Coda", "identification_accuracy"]
@@ -64,7 +64,7 @@ def _kernels() -> dict[str, Any]:
     """Compiles the numba kernel of the compiled path on first use (cached on disk)."""
     from . import _coda_jit as k
 
-    return {"allocate_groups": k.allocate_groups}
+    return {"decide": k.decide}
 
 
 def _next_crossing(now: float, sent: FloatArray, rate: FloatArray, bound: FloatArray) -> float:
@@ -101,9 +101,10 @@ class Coda:
     num_flow_queues, flow_first_threshold, flow_factor
         The flow queues inside a coflow (the paper gives none; 4 queues from 1 MB, ×10).
     compiled
-        Late binding over distinct start times and the group allocation in one compiled call
-        (default); ``False`` runs the reference path. Both give the same rates (the same
-        distances and the same floating-point operations in the same order).
+        Everything after identification (ordering, late binding over the distinct start
+        times, the group allocation, the wake-up) in one compiled call (default); ``False``
+        runs the NumPy reference path. Both give the same rates (the same distances and the
+        same floating-point operations in the same order).
 
     Attributes
     ----------
@@ -184,7 +185,7 @@ class Coda:
         completed = np.asarray(state.completed, dtype=np.int64)
         if len(completed):
             # a departed flow's bytes stay with its coflow: credited to its leader
-            final = np.asarray(state.coflow_sent)[completed]  # per flow (labels hidden)
+            final = np.asarray(state.coflow_sent_done)[completed]  # per flow (labels hidden)
             lead = self.rdbscan.leader_of[completed]
             seen = lead >= 0
             np.add.at(self._done_bytes, lead[seen], final[seen])
@@ -223,6 +224,8 @@ class Coda:
         sent = np.asarray(state.sent)
         label = self.rdbscan.labels(flows)
         leaders, leader_label = self.rdbscan.leader_labels()
+        if self.compiled:
+            return self._decide_fast(t, flows, sent, label, leaders, leader_label)
         clusters, cl_of = np.unique(label, return_inverse=True)
         cl_of = cl_of.ravel()
         # bytes sent and start of each identified coflow (its leaders, departed ones too)
@@ -238,8 +241,7 @@ class Coda:
         order = np.lexsort((clusters, c_start, c_queue))  # cluster indices by priority
         rank = np.empty(len(clusters), dtype=np.int64)
         rank[order] = np.arange(len(clusters))
-        extend = self._extend_fast if self.compiled else self._extend
-        bound = extend(flows, rank[cl_of], len(clusters))
+        bound = self._extend(flows, rank[cl_of], len(clusters))
         self.groups[flows] = label
         self.bound_groups[flows] = clusters[order[bound]]
         f_queue = (
@@ -248,12 +250,9 @@ class Coda:
             else np.zeros(len(flows), dtype=np.int64)
         )
         key = bound * len(self.flow_bounds) + f_queue
-        if self.compiled:
-            rates = self._allocate_fast(self._src[flows], self._dst[flows], key)
-        else:
-            _, group = np.unique(key, return_inverse=True)
-            group = group.ravel().astype(np.int64)
-            rates = self._allocate(self._src[flows], self._dst[flows], group)
+        _, group = np.unique(key, return_inverse=True)
+        group = group.ravel().astype(np.int64)
+        rates = self._allocate(self._src[flows], self._dst[flows], group)
         c_rate: FloatArray = np.asarray(
             np.bincount(cl_of, weights=rates, minlength=len(clusters)), dtype=float
         )
@@ -262,31 +261,27 @@ class Coda:
             wake = min(wake, _next_crossing(t, sent, rates, self.flow_bounds[f_queue]))
         return Decision(rates, wakeup=None if math.isinf(wake) else wake)
 
-    def _extend_fast(self, flows: IntArray, own: IntArray, num: int) -> IntArray:
-        """:meth:`_extend` on the distinct rows of attributes the distance depends on (start
-        times alone when ``port_weight = 0``): a flow's extended coflow is the first whose
-        rows come within ``d`` of its row, or its own if that is earlier."""
-        if self.d <= 0 or num < 2:
-            return own
-        reps, inv = self.features.distinct_rows(flows)
-        dist = self.features.distances(reps, reps)
-        by_cluster = np.argsort(own, kind="stable")
-        cuts = np.flatnonzero(np.diff(own[by_cluster])) + 1
-        first_near = np.full(len(reps), num, dtype=np.int64)
-        for part in np.split(by_cluster, cuts):
-            i = own[part[0]]
-            near = dist[np.unique(inv[part])].min(axis=0) <= self.d
-            first_near[near & (first_near > i)] = i
-        return np.minimum(own, first_near[inv])
-
-    def _allocate_fast(self, src: IntArray, dst: IntArray, key: IntArray) -> FloatArray:
-        """:meth:`_allocate` in one compiled call (groups in increasing ``key``)."""
-        order = np.argsort(key, kind="stable")
-        starts = np.r_[0, np.flatnonzero(np.diff(key[order])) + 1, len(key)].astype(np.int64)
+    def _decide_fast(
+        self,
+        t: float,
+        flows: IntArray,
+        sent: FloatArray,
+        label: IntArray,
+        leaders: IntArray,
+        leader_label: IntArray,
+    ) -> Decision:
+        """The rest of :meth:`decide` (ordering, late binding over the distinct start times,
+        allocation, wake-up) in one compiled call (:func:`._coda_jit.decide`)."""
         m = len(self._cap) // 2
-        return _kernels()["allocate_groups"](
-            src, dst, order, starts, self._cap[:m], self._cap[m:], _PAIRS_PER_FLOW
-        )
+        rates, wake, extended = _kernels()["decide"](
+            t, flows, label, sent, self._start, self._src, self._dst, leader_label,
+            self._done_bytes[leaders], self._start[leaders], self.bounds, self.flow_bounds,
+            CROSS_TOL, self.d, self.time_weight, self.port_weight, self.intra_priority,
+            self._cap[:m], self._cap[m:], _PAIRS_PER_FLOW,
+        )  # fmt: skip
+        self.groups[flows] = label
+        self.bound_groups[flows] = extended
+        return Decision(rates, wakeup=None if math.isinf(wake) else float(wake))
 
     def _allocate(self, src: IntArray, dst: IntArray, group: IntArray) -> FloatArray:
         """Groups in increasing order, each taking max-min fair rates from the capacity the

@@ -285,3 +285,37 @@ def test_compiled_path_equals_reference_on_wide_groups() -> None:
     from coflowlab.instances import fb_like, spread_flow_starts
 
     _same_run(spread_flow_starts(fb_like(12, num_ports=10, seed=0), 100.0, seed=0))
+
+
+# ------------------------------------------------------------------ compiled kernels
+def _first_near_by_pairs(t, dport, row_min, d, tw, pw):
+    """:func:`first_near` by every pair of rows, with FlowFeatures' own distances."""
+    feats = FlowFeatures(time=t, dst=dport, time_weight=tw, port_weight=pw)
+    rows = np.arange(len(t))
+    near = feats.distances(rows, rows) <= d  # near[q, r]: row q within d of row r
+    return np.where(near, row_min[:, None], np.iinfo(np.int64).max).min(axis=0)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_first_near_equals_every_pair(seed: int) -> None:
+    """The sliding-window minimum (no port term) and the pairwise loop (with one) against a
+    check of every pair of rows; times drawn on a coarse grid so that distances equal to
+    ``d`` and ties occur."""
+    from coflowlab.heuristics._coda_jit import _distinct, first_near
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    times = rng.integers(0, 30, n) * rng.choice([0.5, 0.1, 1 / 3])
+    ports = rng.integers(0, 3, n)
+    d = float(rng.choice([0.0, 0.5, 1.0, 2.5, 100.0]))
+    tw, pw = float(rng.choice([1.0, 0.3, 0.0])), float(rng.choice([0.0, 0.0, 0.7, 4.0]))
+    key = ports if pw else np.zeros(n, dtype=np.int64)
+    first, inv = _distinct(times, key)
+    assert np.array_equal(
+        inv, np.unique(np.stack([times, key], 1), axis=0, return_inverse=True)[1].ravel()
+    )
+    assert np.array_equal(times[first][inv], times) and np.array_equal(key[first][inv], key)
+    row_min = rng.integers(0, 10, len(first))
+    got = first_near(times[first], key[first], row_min, d, tw, pw)
+    want = _first_near_by_pairs(times[first], key[first], row_min, d, tw, pw)
+    assert np.array_equal(got, want)
