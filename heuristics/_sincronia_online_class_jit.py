@@ -55,14 +55,22 @@ the event is a wake-up the policy asked for, a window ``[LO, HI)`` of flow indic
 holds every active flow (the simulator's FlowState keeps the same one)."""
 
 
+@njit(cache=True, inline="always")
+def _mark_stale(f, stale, cell_src, cell_dst):  # pragma: no cover - numba
+    # flow f's remaining bytes change (it arrived, or sends): its two load cells are stale
+    stale[cell_src[f]] = True
+    stale[cell_dst[f]] = True
+
+
 @njit(cache=True)
 def run(
     rel_flow, rel_time, tol, max_events, pause, room,
     rows, alive, tree, off, flow_coflow, coflow_left, coflow_sent_done, flow_done, coflow_done,
     coflow_arrival, arrived, completed, done_coflows, state_f, state_i, pend_f, pend_r,
     out_t, out_f, out_r, pos,
-    active_count, pair_of, ptr, count, slot, fpos, rate, head, head_key, heads, keys, meta,
-    rank, g_coflow, cap_in, cap_out, pair_src, pair_dst, sending, stamp,
+    active_count, pair_of, ptr, count, slot, fpos, rate, head, head_key, heads, keys, ports,
+    pending, pair_ports, meta, rank, g_coflow, cap_in, cap_out, sending, sent_kp, stamp,
+    stale, cell_src, cell_dst,
 ):  # fmt: skip  # pragma: no cover - numba
     # Runs loop iterations from state_f[T_NOW] until no flow is active or left to release
     # (DONE), the buffer out_*[pos:] may not hold another event's records or `pause` events
@@ -131,6 +139,7 @@ def run(
                 na += 1
                 rp += 1
                 alive[f] = True
+                _mark_stale(f, stale, cell_src, cell_dst)
                 rows[f, SINCE] = t
                 c = flow_coflow[f]
                 if t < coflow_arrival[c]:
@@ -151,11 +160,12 @@ def run(
                     count_coflows(no_flows, completed[:nc], g_coflow, active_count)
                     update_flows(
                         no_flows, completed[:nc], False, pair_of, ptr, count, slot, fpos, rate,
-                        head, head_key, heads, keys, meta, rank, g_coflow,
+                        head, head_key, heads, keys, ports, pending, pair_ports, meta, rank,
+                        g_coflow,
                     )  # fmt: skip
                     flows, rates = greedy_fill(
-                        cap_in, cap_out, pair_src, pair_dst, head, heads, rate, sending, stamp,
-                        meta,
+                        cap_in, cap_out, head, heads, keys, ports, pending, rate, sending,
+                        sent_kp, stamp, meta,
                     )  # fmt: skip
                 decided = True
                 nc = 0
@@ -170,6 +180,9 @@ def run(
                 break
             pos += n
             records += n
+            for i in range(flows.shape[0]):
+                if rates[i] > 0.0:
+                    _mark_stale(flows[i], stale, cell_src, cell_dst)
         # the next event: a release, a completion or the wake-up
         t_next, t_done = next_event(t, wakeup, tree, root, rel_time, rp)
         if not np.isfinite(t_next):
@@ -204,24 +217,56 @@ def run(
 
 
 @njit(cache=True)
-def active_port_loads(row, t, alive, rows, by_coflow, coflow_ptr, src, dst, m, k):
+def active_port_loads(row, t, alive, rows, flow_done, cells, cell_ptr, cell_left, cache, stale, k):
     # pragma: no cover - numba
     """``port_loads`` of :mod:`coflowlab.heuristics._sincronia_online_jit` over the active
-    flows of the coflows with ``row[c] >= 0`` only (``by_coflow[coflow_ptr[c]:coflow_ptr[c+1]]``
-    lists coflow ``c``'s flows, increasing), without gathering every active flow's columns:
-    each flow's remaining bytes are computed as the state computes them (size minus the bytes
-    sent, ``sent + rate (t - since)``), and each entry of the result sums one coflow's flows
-    in increasing order, as there; hence the same floats."""
-    load = np.zeros((k, 2 * m))
+    flows of the coflows with ``row[c] >= 0`` only, without gathering every active flow's
+    columns: the same floats, since each entry ``(c, l)`` of the result sums the remaining
+    bytes (size minus the bytes sent, ``sent + rate (t - since)``, as the state computes
+    them) of coflow ``c``'s flows through port ``l`` in increasing flow order, as there.
+
+    Cell ``c · 2m + l`` lists those flows: ``cells[cell_ptr[cell]:cell_ptr[cell] +
+    cell_left[cell]]``, increasing. A coflow is a candidate at many epoch starts, so:
+
+    - a cell is summed again only if it is ``stale``: a flow of it arrived, had a positive
+      rate when the cell was last summed, or got one since (:func:`run` marks the cells of
+      every flow given a positive rate). Otherwise each of its flows kept a zero rate, hence
+      its ``sent`` and remaining bytes, and the cell's last sum (``cache``) is the same float;
+    - the completed flows (``flow_done`` set) are dropped from a cell's list as they are
+      met, order kept.
+    """
+    width = cache.shape[1]
+    load = np.zeros((k, width))
     for c in range(row.shape[0]):
         r = row[c]
         if r < 0:
             continue
-        for i in range(coflow_ptr[c], coflow_ptr[c + 1]):
-            f = by_coflow[i]
-            if alive[f]:
-                sent = rows[f, SENT] + rows[f, RATE] * (t - rows[f, SINCE])
-                remaining = rows[f, SIZE] - sent
-                load[r, src[f]] += remaining
-                load[r, m + dst[f]] += remaining
+        for port in range(width):
+            cell = c * width + port
+            if stale[cell]:
+                cache[c, port], stale[cell] = _sum_cell(
+                    cell, t, alive, rows, flow_done, cells, cell_ptr, cell_left
+                )
+            load[r, port] = cache[c, port]
     return load
+
+
+@njit(cache=True, inline="always")
+def _sum_cell(cell, t, alive, rows, flow_done, cells, cell_ptr, cell_left):
+    # pragma: no cover - numba
+    # the remaining bytes of the cell's active flows, summed in its order, and whether one of
+    # them is sending; its completed flows leave its list
+    total = 0.0
+    sending = False
+    kept = cell_ptr[cell]
+    for i in range(cell_ptr[cell], cell_ptr[cell] + cell_left[cell]):
+        f = cells[i]
+        if not np.isnan(flow_done[f]):
+            continue  # completed: never active again
+        cells[kept] = f
+        kept += 1
+        if alive[f]:
+            total += rows[f, SIZE] - (rows[f, SENT] + rows[f, RATE] * (t - rows[f, SINCE]))
+            sending = sending or rows[f, RATE] > 0.0
+    cell_left[cell] = kept - cell_ptr[cell]
+    return total, sending

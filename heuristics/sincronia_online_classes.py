@@ -22,8 +22,9 @@ read by :meth:`SincroniaOnline._remaining_time`), over the candidates' flows onl
 per-flow path gathers every active flow's columns; the sums are the same floats.
 
 On the Facebook trace about 16,000 of the 358,313 events go to Python (15,787 epoch starts,
-15,728 with an admission LP, 9,653 of which need HiGHS; docs/sincronia-online.md#epoch-starts);
-those LPs and the compiled loop's greedy fill are most of what remains of the time.
+15,728 with an admission LP, 50 of which still go to HiGHS; docs/sincronia-online.md#epoch-starts
+and #fill-and-lp); the compiled loop (the greedy fill, the simulator's bookkeeping) and the
+Python side of the epoch starts are most of what remains of the time.
 
 The records go out as class records (:mod:`coflowlab.class_simulation`,
 ``docs/rate-classes.md``) with one class per flow (``flow_class = arange(F)``): a record
@@ -92,6 +93,27 @@ class _LoopState(ClairvoyantState):
         """``(k, 2m)`` remaining bytes per port of the coflows with ``row[c] >= 0``."""
         loads: FloatArray = self._loads(row, m, k)
         return loads
+
+
+class _LoadCells:
+    """The candidates' loads by cell, for :func:`~._sincronia_online_class_jit.active_port_loads`:
+    cell ``c · 2m + l`` holds coflow ``c``'s flows through port ``l`` (ingress ports first),
+    increasing; ``sums`` its last sum, ``stale`` whether it may have changed since."""
+
+    def __init__(self, inst: Instance) -> None:
+        n, width = inst.num_coflows, 2 * inst.num_ports
+        coflow = np.asarray(inst.flow_coflow, dtype=np.int64)
+        self.of_src = coflow * width + np.asarray(inst.flow_src, dtype=np.int64)
+        self.of_dst = coflow * width + inst.num_ports + np.asarray(inst.flow_dst, dtype=np.int64)
+        cell = np.concatenate([self.of_src, self.of_dst])
+        flow = np.tile(np.arange(inst.num_flows, dtype=np.int64), 2)
+        # by cell, then flow: each flow once per port it uses
+        self.flows = np.ascontiguousarray(flow[np.lexsort((flow, cell))])
+        self.ptr = np.zeros(n * width + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cell, minlength=n * width), out=self.ptr[1:])
+        self.left = np.diff(self.ptr)  # the first left[cell] flows: those not completed
+        self.sums = np.zeros((n, width))
+        self.stale = np.ones(n * width, dtype=np.bool_)
 
 
 class SincroniaOnlineClassEngine(SingletonClassEngine):
@@ -190,11 +212,13 @@ class SincroniaOnlineClassEngine(SingletonClassEngine):
         state_f = np.array([self._rel_time[0] if nf else np.inf, np.inf, -np.inf, np.inf])
         state_i = np.zeros(11, dtype=np.int64)
         no_f, no_r = np.zeros(0, dtype=np.int64), np.zeros(0)
+        cells = _LoadCells(inst)
         greedy_args = (
             policy._active_count, greedy.pair_of, greedy.ptr, greedy.count, greedy.slot,
             greedy.pos, greedy.rate, greedy.head, greedy.head_key, greedy.heads, greedy.keys,
-            greedy.meta, policy._rank, greedy.flow_coflow, greedy.cap_in, greedy.cap_out,
-            greedy.pair_src, greedy.pair_dst, greedy.sending, greedy.stamp,
+            greedy.ports, greedy.pending, greedy.pair_ports, greedy.meta, policy._rank,
+            greedy.flow_coflow, greedy.cap_in, greedy.cap_out, greedy.sending, greedy.sent_kp,
+            greedy.stamp, cells.stale, cells.of_src, cells.of_dst,
         )  # fmt: skip
         kernel = _kernels()["run"]
 
@@ -207,18 +231,12 @@ class SincroniaOnlineClassEngine(SingletonClassEngine):
             return flows
 
         loads_kernel = _kernels()["loads"]
-        flow_src = np.ascontiguousarray(inst.flow_src, dtype=np.int64)
-        flow_dst = np.ascontiguousarray(inst.flow_dst, dtype=np.int64)
-        # each coflow's flows, increasing (a stable sort by coflow)
-        by_coflow = np.argsort(fl.flow_coflow, kind="stable").astype(np.int64)
-        coflow_ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(fl.flow_coflow, minlength=n), out=coflow_ptr[1:])
 
         def loads(row: IntArray, m: int, k: int) -> FloatArray:
             # the active flows' remaining bytes per port, at the event the loop stopped at
             out_loads: FloatArray = loads_kernel(
-                row, float(state_f[j.T_NOW]), fl.alive, fl.rows, by_coflow, coflow_ptr,
-                flow_src, flow_dst, m, k,
+                row, float(state_f[j.T_NOW]), fl.alive, fl.rows, run.flow_done, cells.flows,
+                cells.ptr, cells.left, cells.sums, cells.stale, k,
             )  # fmt: skip
             return out_loads
 

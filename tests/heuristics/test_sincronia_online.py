@@ -27,9 +27,9 @@ from coflowlab.formulations import sincronia_admission
 from coflowlab.formulations.sincronia_admission import admission_model, solve_admission
 from coflowlab.heuristics import make_policy, sincronia_online
 from coflowlab.heuristics.sincronia_online import SincroniaOnline, epoch_at
-from coflowlab.instances import find_fb_trace, read_benchmark, uniform
+from coflowlab.instances import fb_like, find_fb_trace, read_benchmark, uniform
 from coflowlab.list_scheduling import StaticPriority
-from coflowlab.policy import ClairvoyantState, Decision, InstanceView
+from coflowlab.policy import ClairvoyantState, Decision, InstanceView, ObservedState
 from coflowlab.solvers import SolveResult, SolveStatus
 
 
@@ -194,8 +194,32 @@ def test_solver_failure_is_a_clear_error(monkeypatch):
     with pytest.raises(SolverError, match=r"1 candidates.*'error'.*boom"):
         solve_admission([[1.0, 1.0]], [1.0], 1.0, options=LAYER)
     monkeypatch.setattr(sincronia_admission, "_solve_direct", failing_direct)
+    monkeypatch.setattr(sincronia_admission, "_unique_vertex", lambda p, w, b: None)
     with pytest.raises(SolverError, match=r"epoch 1 of cycle 0 at t=0.0.*boom"):
         cl.simulate(one_port([1.0, 2.0]), SincroniaOnline())
+
+
+def _random_lp(rng: np.random.Generator, trial: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """A random admission LP with unused ports, zero entries, tied ratios and many
+    fractional values (real-valued every third trial)."""
+    k, ports = int(rng.integers(1, 25)), int(rng.integers(1, 9))
+    p = rng.integers(0, 4, size=(k, 2 * ports)).astype(float)
+    p[:, rng.random(2 * ports) < 0.2] = 0.0  # unused ports
+    if trial % 3 == 0:
+        p = p * rng.random((k, 1))  # real-valued
+    w = rng.integers(1, 4, size=k).astype(float)
+    return p, w, float(rng.uniform(0.5, 6.0))
+
+
+def _trace_like_lp(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float]:
+    """An admission LP shaped like the Facebook trace's: 2-11 candidates over 150 + 150
+    ports, each on a random share of them with real-valued loads spread over four orders of
+    magnitude, unit or integer weights, a budget around the typical load."""
+    k, m = int(rng.integers(2, 12)), 150
+    p = np.exp(rng.normal(0.0, 2.0, size=(k, 2 * m)))
+    p[rng.random((k, 2 * m)) < rng.uniform(0.3, 0.95)] = 0.0
+    w = np.ones(k) if rng.random() < 0.7 else rng.integers(1, 5, size=k).astype(float)
+    return p, w, float(np.median(p[p > 0]) * rng.uniform(0.2, 5.0))
 
 
 def test_direct_highs_path_equals_solver_layer():
@@ -204,18 +228,89 @@ def test_direct_highs_path_equals_solver_layer():
     zero entries, tied ratios and many fractional values."""
     rng = np.random.default_rng(7)
     for trial in range(300):
-        k, ports = int(rng.integers(1, 25)), int(rng.integers(1, 9))
-        p = rng.integers(0, 4, size=(k, 2 * ports)).astype(float)
-        p[:, rng.random(2 * ports) < 0.2] = 0.0  # unused ports
-        if trial % 3 == 0:
-            p = p * rng.random((k, 1))  # real-valued
-        w = rng.integers(1, 4, size=k).astype(float)
-        budget = float(rng.uniform(0.5, 6.0))
+        p, w, budget = _random_lp(rng, trial)
         direct = solve_admission(p, w, budget)
         layer = solve_admission(p, w, budget, options=LAYER)
         assert_equal(direct.x, layer.x, err_msg=f"trial {trial}")
         assert direct.objective == layer.objective, trial
         assert_equal(direct.admitted, layer.admitted)
+
+
+@pytest.mark.parametrize("kind", ["random", "trace-like"])
+def test_vertex_path_admits_what_highs_admits(kind):
+    """Tests that the ``vertex=True`` path (the policy's ``vertex_lps=True``: the split LPs'
+    and the proved-unique vertices' exact answers, HiGHS otherwise) admits exactly the
+    coflows HiGHS admits, on random LPs with ties (several optima: HiGHS decides) and on
+    LPs shaped like the trace's; that an answer found without HiGHS is feasible, at least
+    as good as HiGHS's, within HiGHS's tolerance of its x in nearly every LP; and that the
+    vertex path answers most LPs."""
+    rng = np.random.default_rng(11)
+    methods: dict[str, int] = {}
+    far = 0
+    for trial in range(600):
+        p, w, budget = _random_lp(rng, trial) if kind == "random" else _trace_like_lp(rng)
+        got = solve_admission(p, w, budget, vertex=True)
+        layer = solve_admission(p, w, budget, options=LAYER)
+        methods[got.method] = methods.get(got.method, 0) + 1
+        assert_equal(got.admitted, layer.admitted, err_msg=f"trial {trial}")
+        if got.method == "highs":
+            assert_equal(got.x, layer.x)
+            continue
+        assert np.all(p.T @ got.x <= budget * (1 + 1e-9)), trial
+        assert got.objective <= layer.objective + 1e-9 * w.sum(), trial
+        far += bool(np.max(np.abs(got.x - layer.x)) > 1e-6)
+    assert methods.get("vertex", 0) > 200, methods
+    assert far <= 6, far  # HiGHS stops within its tolerances, far from x where it is flat
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_vertex_lps_change_no_schedule(seed, monkeypatch):
+    """Tests that ``vertex_lps=True`` admits the same coflows at every epoch as the default
+    (every LP that does not split solved by HiGHS), hence the same schedule bit for bit,
+    with some epochs answered without HiGHS; and that the parameter is checked."""
+    inst = fb_like(40, num_ports=8, seed=seed)
+    answered = []
+    unique_vertex = sincronia_admission._unique_vertex
+
+    def counting(p, w, b):
+        x = unique_vertex(p, w, b)
+        answered.append(x is not None)
+        return x
+
+    monkeypatch.setattr(sincronia_admission, "_unique_vertex", counting)
+    runs = []
+    for vertex_lps in (False, True):
+        pol = SincroniaOnline(vertex_lps=vertex_lps)
+        res = cl.simulate(inst, pol, engine="flows")
+        assert res.verified
+        runs.append((pol, res))
+    (ref, a), (fast, b) = runs
+    assert [e.admitted for e in fast.log] == [e.admitted for e in ref.log]
+    assert_equal(b.coflow_completion, a.coflow_completion)
+    assert_equal(b.schedule.rate, a.schedule.rate)
+    assert sum(answered) > 0, "no LP answered without HiGHS"
+    with pytest.raises(ValueError, match="vertex_lps"):
+        SincroniaOnline(vertex_lps="yes")  # type: ignore[arg-type]
+
+
+def test_unique_vertex_by_hand():
+    """Tests the vertex path on LPs whose answer is known: one port holding one and a half
+    candidates (the heavier whole, then half: unique), the same with equal weights (every
+    split is optimal: no answer), a zero weight (that x is free: no answer), and
+    solve_admission taking its answer only when asked and handing a value within
+    VERTEX_MARGIN of 1/2 to HiGHS."""
+    p = [[2.0, 2.0], [2.0, 2.0]]
+    assert_equal(sincronia_admission.unique_vertex(p, [2.0, 1.0], 3.0), [1.0, 0.5])
+    assert sincronia_admission.unique_vertex(p, [1.0, 1.0], 3.0) is None
+    assert sincronia_admission.unique_vertex([[2.0, 2.0], [1.0, 1.0]], [1.0, 0.0], 2.5) is None
+    adm = solve_admission(p, [2.0, 1.0], 3.0, vertex=True)
+    assert adm.method == "highs" and adm.admitted.tolist() == [True, True]
+    lp = ([[2.0, 0.0, 2.0, 0.0], [2.0, 0.0, 0.0, 1.0]], [1.0, 2.0], 2.5)
+    assert solve_admission(*lp).method == "highs"  # only when asked
+    adm = solve_admission(*lp, vertex=True)
+    assert adm.method == "vertex"
+    assert_allclose(adm.x, [0.25, 1.0], rtol=0, atol=1e-12)
+    assert_equal(adm.admitted, [False, True])
 
 
 # ---------------------------------------------------------------------- hand-derived runs
@@ -624,3 +719,124 @@ def test_trace_prefix_completion_times_equal_the_reference():
     assert new.verified and ref.verified
     assert_allclose(new.coflow_completion, ref.coflow_completion, rtol=1e-12, atol=0)
     assert_equal(new.num_events, ref.num_events)
+
+
+# ---------------------------------------------------------------------- the greedy state
+def _merged_heads(g) -> list[tuple[int, int]]:
+    """The greedy state's heads as the fill reads them: ``(key, pair)`` of the array's live
+    entries with the pending ones merged in at their places (``AT``)."""
+    from coflowlab.heuristics import _sincronia_online_jit as k
+
+    h, n_pending = int(g.meta[k.M_HEADS]), int(g.meta[k.M_PENDING])
+    out = []
+    q = 0
+    for i in range(h + 1):
+        while q < n_pending and g.pending[k.AT, q] == i:
+            out.append((int(g.pending[k.KEY, q]), int(g.pending[k.PAIR, q])))
+            q += 1
+        if i < h and g.ports[i] != k.DEAD:
+            out.append((int(g.keys[i]), int(g.heads[i])))
+    assert q == n_pending, "a pending entry's place is past the array's end"
+    return out
+
+
+def _check_greedy_state(g, rank: np.ndarray) -> None:
+    """Checks the greedy state after an event against a computation from scratch: each
+    non-empty pair's head is its active flow of highest priority, the fill reads the heads
+    in increasing key order with their ports, the counts of dead and pending entries and the
+    pending entries' places are right, and a full fill (from the first head) changes no rate
+    the incremental one gave (the same bits)."""
+    from coflowlab.heuristics import _sincronia_online_jit as k
+
+    meta = g.meta
+    h, n_pending = int(meta[k.M_HEADS]), int(meta[k.M_PENDING])
+    nf = len(g.pos)
+    want = []
+    for p in np.flatnonzero(g.count):
+        flows = g.slot[g.ptr[p] : g.ptr[p] + g.count[p]]
+        keys = rank[g.flow_coflow[flows]] * nf + flows
+        assert (g.head[p], g.head_key[p]) == (flows[np.argmin(keys)], keys.min()), p
+        want.append((int(keys.min()), int(p)))
+    assert _merged_heads(g) == sorted(want)
+    assert np.all(np.diff(g.keys[:h]) > 0)  # dead entries keep their keys: still sorted
+    assert meta[k.M_DEAD] == np.count_nonzero(g.ports[:h] == k.DEAD)
+    live = g.ports[:h] != k.DEAD
+    assert_equal(g.ports[:h][live], g.pair_ports[g.heads[:h][live]])
+    pend = g.pending[:, :n_pending]
+    assert_equal(pend[k.PORTS], g.pair_ports[pend[k.PAIR]])
+    assert_equal(pend[k.AT], np.searchsorted(g.keys[:h], pend[k.KEY]))
+    assert meta[k.M_CHANGED] == k.BIG  # the fill consumed the changes
+    full = {name: getattr(g, name).copy() for name in ("rate", "sending", "sent_kp", "stamp")}
+    full_meta = meta.copy()
+    full_meta[k.M_CHANGED] = 0
+    flows, _ = k.greedy_fill(
+        g.cap_in, g.cap_out, g.head, g.heads, g.keys, g.ports, g.pending, full["rate"],
+        full["sending"], full["sent_kp"], full["stamp"], full_meta,
+    )  # fmt: skip
+    assert len(flows) == 0, f"a full fill changes the rates of {flows.tolist()}"
+    assert_equal(full["rate"], g.rate)
+
+
+class CheckedGreedy(SincroniaOnline):
+    """The policy checking its greedy state after every event (:func:`_check_greedy_state`),
+    with a pending list of ``capacity`` entries (the default's 64 are seldom filled on small
+    instances; a small one makes the array compact often)."""
+
+    def __init__(self, capacity: int, **params) -> None:
+        super().__init__(**params)
+        self.capacity = capacity
+        self.checked = 0
+        self.most_pending = 0
+
+    def reset(self, view: InstanceView) -> None:
+        super().reset(view)
+        assert self._greedy is not None
+        self._greedy.pending = np.zeros((4, self.capacity), dtype=np.int64)
+
+    def decide(self, state: ObservedState) -> Decision:
+        from coflowlab.heuristics import _sincronia_online_jit as k
+
+        decision = super().decide(state)
+        assert self._greedy is not None
+        _check_greedy_state(self._greedy, self._rank)
+        self.checked += 1
+        self.most_pending = max(self.most_pending, int(self._greedy.meta[k.M_PENDING]))
+        return decision
+
+
+@pytest.mark.parametrize("capacity", [1, 3, 64])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tangled(4),
+        lambda: tangled(9, ports=2, coflows=4, flows=40),
+        lambda: uniform(4, 12, release_rate=0.6, weights=(1, 4), seed=1),
+        lambda: fb_like(20, num_ports=8, seed=3),
+    ],
+)
+def test_incremental_greedy_state_equals_a_rebuild_at_every_event(make, capacity):
+    """Tests the incremental greedy state (dead entries, the pending list, the fill from the
+    first changed head) against a computation from scratch after every event, with pending
+    lists small enough to fill up, and that the run's rates are the reference's."""
+    inst = make()
+    policy = CheckedGreedy(capacity)
+    result = cl.simulate(inst, policy, record=False)
+    assert result.verified and policy.checked == result.num_events
+    assert policy.most_pending > 0  # the pending list was used
+    ref = cl.simulate(inst, ReferenceSincroniaOnline(), record=False)
+    assert_allclose(result.coflow_completion, ref.coflow_completion, rtol=1e-12, atol=0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    ports=st.integers(1, 4),
+    flows=st.integers(1, 40),
+    capacity=st.integers(1, 4),
+)
+def test_incremental_greedy_state_on_random_instances(seed, ports, flows, capacity):
+    """Tests the incremental greedy state against a computation from scratch after every
+    event (as above) on random tangled instances of 1-4 ports."""
+    inst = tangled(seed, ports=ports, coflows=min(flows, 5), flows=flows)
+    policy = CheckedGreedy(capacity)
+    assert cl.simulate(inst, policy, record=False).verified

@@ -278,3 +278,35 @@ def test_python_decisions_see_the_simulators_state(name):
         assert entry in want, f"no per-flow event at t={entry[0]} shows this state"
     # every epoch start and every arrival went to Python
     assert len(got) >= len(policy.log)
+
+
+@pytest.mark.parametrize("name", ["fb_like", "fb_like-spread", "uniform-online", "simultaneous"])
+def test_candidate_loads_equal_the_per_flow_sums_at_every_decision(name):
+    """Tests that the loads the engine hands the admission LP (summed by cell, a cell summed
+    again only when one of its flows arrived or sent since, completed flows dropped) are, at
+    every Python decision and for every coflow present, the per-flow path's sums over every
+    active flow, bit for bit."""
+    from coflowlab.heuristics.sincronia_online import _kernels
+
+    inst = INSTANCES[name]()
+    policy = SincroniaOnline()
+    decide = policy.decide
+    checked = []
+
+    def checking(state):
+        present = np.unique(np.asarray(state.coflow, dtype=np.int64))
+        row = np.full(inst.num_coflows, -1, dtype=np.int64)
+        row[present] = np.arange(len(present))
+        m, k = inst.num_ports, len(present)
+        want = _kernels()["loads"](
+            row, np.asarray(state.coflow, dtype=np.int64), np.asarray(state.src, dtype=np.int64),
+            np.asarray(state.dst, dtype=np.int64), np.asarray(state.remaining, dtype=float), m, k,
+        )  # fmt: skip
+        got = state.port_loads(row, m, k)
+        assert np.array_equal(got, want), f"t={state.time!r}"
+        checked.append(k)
+        return decide(state)
+
+    policy.decide = checking
+    SincroniaOnlineClassEngine(policy, inst).run(lambda *a: None)
+    assert len(checked) > 3 and max(checked) > 1
