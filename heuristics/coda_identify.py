@@ -121,19 +121,6 @@ class FlowFeatures:
             sq = sq + self.port_weight * (self._d[a][:, None] != self._d[b][None, :])
         return np.sqrt(sq)
 
-    def distinct_rows(self, flows: IntArray) -> tuple[IntArray, IntArray]:
-        """One representative flow per distinct row of the attributes the distance reads
-        (start time, and egress port if ``port_weight > 0``), and each flow's row: flows of
-        one row are at distance 0 from each other and at equal distances from any flow."""
-        flows = np.asarray(flows, dtype=np.int64)
-        if self.port_weight:
-            _, first, inv = np.unique(
-                self.key(flows), axis=0, return_index=True, return_inverse=True
-            )
-        else:
-            _, first, inv = np.unique(self._t[flows], return_index=True, return_inverse=True)
-        return flows[first], inv.ravel().astype(np.int64)
-
     def key(self, flows: IntArray) -> npt.NDArray[np.float64]:
         """Rows that are equal exactly when two flows are at distance 0 for every weight."""
         return np.stack([self._t[flows], self._d[flows].astype(float)], axis=1)
