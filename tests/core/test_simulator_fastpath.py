@@ -232,3 +232,35 @@ def test_states_show_the_same_as_in_the_reference_loop(hide: bool) -> None:
     cl.simulate(inst, new, hide_labels=hide)
     assert len(new.seen) > 10
     assert new.seen == ref.seen
+
+
+class DoneProbe(Probe):
+    """Checks at every event that ``coflow_sent_done`` is the part of ``coflow_sent`` sent
+    by completed flows (with hidden labels, each completed flow's size)."""
+
+    def reset(self, view: cl.InstanceView) -> None:
+        super().reset(view)
+        self.checked = 0
+
+    def decide(self, state: ObservedState) -> Decision:
+        done = state.coflow_sent_done
+        assert not done.flags.writeable
+        active = np.bincount(state.coflow, weights=state.sent, minlength=len(done))
+        assert np.array_equal(done + active, state.coflow_sent)
+        self.checked += len(state.completed)
+        self.last_done = done.copy()
+        return super().decide(state)
+
+
+@pytest.mark.parametrize("hide", [False, True])
+def test_sent_done_is_the_completed_flows_part(hide: bool) -> None:
+    """Tests ``ObservedState.coflow_sent_done`` against ``coflow_sent`` and the active flows'
+    bytes at every event, and, with hidden labels, against each completed flow's size."""
+    inst = ins.uniform(4, 8, density=0.5, release_rate=0.5, seed=3)
+    probe = DoneProbe()
+    cl.simulate(inst, probe, hide_labels=hide)
+    assert probe.checked > 10
+    if hide:  # each flow completed before the last decision holds its size
+        last = probe.last_done
+        assert np.array_equal(last[last > 0], inst.flow_size[last > 0])
+        assert (last > 0).sum() > 10
