@@ -21,6 +21,8 @@ from numba import njit
 
 from coflowlab._allocation_jit import maxmin, maxmin_pairs
 
+from ._dclas_jit import queue_reached
+
 
 @njit(cache=True)
 def allocate_groups(
@@ -160,8 +162,10 @@ def first_near(t, dport, row_min, d, time_weight, port_weight):  # pragma: no co
 
 @njit(cache=True)
 def _queue_of(sent, his, cross_tol):  # pragma: no cover - numba
-    # aalo._queue_of: the number of thresholds (all but the last, infinite, bound) reached
-    return np.searchsorted(his[:-1], sent * (1 + cross_tol), side="right").astype(np.int64)
+    out = np.empty(sent.shape[0], dtype=np.int64)
+    for i in range(sent.shape[0]):
+        out[i] = queue_reached(sent[i], his, cross_tol)
+    return out
 
 
 @njit(cache=True)

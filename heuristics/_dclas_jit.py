@@ -1554,23 +1554,29 @@ def fifo_step(
     return out_f[:nout], out_r[:nout], newpos, soonest, more
 
 
+@njit(cache=True, inline="always")
+def queue_reached(sent, his, cross_tol):  # pragma: no cover - numba
+    # aalo._queue_of for one byte count: how many thresholds (all of `his` but its last,
+    # infinite, bound) it has reached, with the crossing tolerance
+    x = sent * (1 + cross_tol)
+    reached = 0
+    while reached < his.shape[0] - 1 and his[reached] <= x:
+        reached += 1
+    return reached
+
+
 @njit(cache=True)
 def wakeups(now, sent, slack, rate, queue, his, delta, cross_tol):  # pragma: no cover
     # the wake-up (see Aalo._wakeup) for sent + slack and for sent - slack; inf = none.
     # Same arithmetic as _queue_of and _first_crossing; the wake-up is the first multiple
     # of delta at or after the crossing and strictly after now.
     out = np.empty(2)
-    nb = his.shape[0] - 1
     for side in range(2):
         pending = False
         need = np.inf
         for i in range(sent.shape[0]):
             s = sent[i] + slack[i] if side == 0 else sent[i] - slack[i]
-            x = s * (1 + cross_tol)
-            reached = 0
-            while reached < nb and his[reached] <= x:
-                reached += 1
-            if reached > queue[i]:
+            if queue_reached(s, his, cross_tol) > queue[i]:
                 pending = True
             bound = his[queue[i]]
             if rate[i] > 0 and np.isfinite(bound):
@@ -1703,7 +1709,6 @@ def unc_update(
         out, k = merge_active(act, arrived, alive)
     # demotions: the pairs of active flows whose bytes changed or that gained a flow (the
     # others were checked at the previous event with the same bytes)
-    nb = his.shape[0] - 1
     dem_p = np.empty(ncand, dtype=np.int64)
     dem_q = np.empty(ncand, dtype=np.int64)
     nd = 0
@@ -1715,10 +1720,7 @@ def unc_update(
             for e in cand:
                 if (pair_port[e] < m) != (side == 0) or pair_alive[e] == 0:
                     continue
-                x = sent[e] * (1 + cross_tol)
-                reached = 0
-                while reached < nb and his[reached] <= x:
-                    reached += 1
+                reached = queue_reached(sent[e], his, cross_tol)
                 if reached > pair_queue[e]:
                     pair_queue[e] = reached
                     dem_p[nd] = e
